@@ -1,0 +1,459 @@
+import type {
+  ActorBehaviour,
+  ActorContext,
+  ActorRuntime,
+  ActorStatus,
+  Envelope,
+  HandlerFunction,
+  ProcessInfo,
+  SpawnOptions,
+} from './behaviour.js';
+import { ActorCrashed, MailboxFull, NotInActor, ReceivePending } from './errors.js';
+import type { ExitReason } from './exit.js';
+import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
+import { CallRequest, DownMessage, RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
+import type { MonitorRef, Ref } from './ref.js';
+import type { TimerEntry, TimerService } from './timers.js';
+
+/** What a cell needs from the system that hosts it. */
+export interface KernelHost extends ActorRuntime {
+  readonly timers: TimerService;
+  /** Puts a cell on the run queue (the cell has already marked itself scheduled). */
+  enqueueRun(cell: ActorCell): void;
+  /** Exits `cell` with `reason` now, without running `terminate`, and propagates. */
+  terminateCell(cell: ActorCell, reason: ExitReason): void;
+  exitSignal(target: Ref, from: Ref, reason: ExitReason): void;
+  linkCells(a: ActorCell, b: Ref): void;
+  unlinkCells(a: ActorCell, b: Ref): void;
+  addMonitor(watcher: ActorCell | ((reason: ExitReason, ref: Ref) => void), target: Ref): MonitorRef;
+  removeMonitor(watcher: ActorCell, monitor: MonitorRef): void;
+  nextMonitorId(): number;
+  registerCell(name: string, cell: ActorCell): void;
+  spawnChild<N>(parent: ActorCell, behaviour: ActorBehaviour<N> | HandlerFunction<N>, options?: SpawnOptions): Ref;
+  callFrom(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown>;
+}
+
+// Flag bits, kept in one small integer so an idle actor stays small.
+export const SCHEDULED = 1;
+export const AWAITING = 2;
+export const TRAP_EXIT = 4;
+export const EXITED = 8;
+export const INITIALIZED = 16;
+export const STOPPING = 32;
+export const RUNNING = 64;
+
+interface PendingReceive {
+  readonly predicate: (message: unknown) => boolean;
+  readonly resolve: (message: unknown) => void;
+  timer: TimerEntry | null;
+}
+
+const DEFAULT_NAME = 'actor';
+/** Fixed bytes of a cell, its ref and its table entry, measured with `npm run bench -- actors` (idle). */
+const CELL_BYTES = 200;
+const MESSAGE_BYTES = 48;
+const EDGE_BYTES = 40;
+
+/**
+ * The kernel's per-actor record and the context handed to its callbacks. Everything optional is
+ * created on first use: an idle actor with no links, timers or messages holds only these fields.
+ */
+export class ActorCell<M = unknown> implements ActorContext<M> {
+  flags = 0;
+  mailbox: Mailbox<unknown> | null = null;
+  handledCount = 0;
+  droppedCount = 0;
+  links: Set<Ref> | null = null;
+  /** Monitors others hold on this actor: id → watcher (a cell, or a callback of the kernel's). */
+  monitoredBy: Map<MonitorRef, ActorCell | ((reason: ExitReason, ref: Ref) => void)> | null = null;
+  /** Monitors this actor holds: id → target. */
+  monitoring: Map<MonitorRef, Ref> | null = null;
+  timerSet: Set<TimerEntry> | null = null;
+  abortController: AbortController | null = null;
+  name: string | undefined = undefined;
+  receiver: PendingReceive | null = null;
+  /** Head of the intrusive list of calls waiting on this actor. */
+  calls: CallRequest | null = null;
+  stopReason: ExitReason | undefined = undefined;
+  exitReason: ExitReason | undefined = undefined;
+  onStarted: ((error: ExitReason | undefined) => void) | undefined = undefined;
+  startLink: Ref | undefined = undefined;
+
+  constructor(
+    readonly host: KernelHost,
+    readonly self: Ref,
+    readonly behaviour: ActorBehaviour<M>,
+    readonly mailboxOptions: ResolvedMailboxOptions,
+    readonly parent: Ref | undefined,
+  ) {}
+
+  // ---- message intake -------------------------------------------------------------------
+
+  /** Enqueues a user message, applying capacity and overflow policy. */
+  deliver(message: unknown): void {
+    if (this.flags & EXITED) return;
+    if (this.receiver !== null && this.#offerToReceiver(message)) return;
+    let mailbox = this.mailbox;
+    if (mailbox === null) mailbox = this.mailbox = new Mailbox();
+    else if (mailbox.length >= this.mailboxOptions.capacity) {
+      const overflow = this.mailboxOptions.overflow;
+      if (overflow === 'reject') throw new MailboxFull(this.self, this.mailboxOptions.capacity);
+      this.droppedCount++;
+      if (overflow === 'drop-newest') return;
+      mailbox.shift();
+    }
+    mailbox.push(message);
+    if ((this.flags & SCHEDULED) === 0) {
+      this.flags |= SCHEDULED;
+      this.host.enqueueRun(this);
+    }
+  }
+
+  /** Enqueues a kernel signal (EXIT, DOWN): never refused, never dropped by overflow policy. */
+  deliverSignal(message: unknown): void {
+    if (this.flags & EXITED) return;
+    if (this.receiver !== null && this.#offerToReceiver(message)) return;
+    (this.mailbox ??= new Mailbox()).push(message);
+    if ((this.flags & SCHEDULED) === 0) {
+      this.flags |= SCHEDULED;
+      this.host.enqueueRun(this);
+    }
+  }
+
+  #offerToReceiver(message: unknown): boolean {
+    const receiver = this.receiver!;
+    if (!receiver.predicate(message)) return false;
+    this.receiver = null;
+    if (receiver.timer !== null) this.host.timers.cancel(receiver.timer);
+    receiver.resolve(message);
+    return true;
+  }
+
+  // ---- execution --------------------------------------------------------------------------
+
+  /**
+   * Runs up to `budget` callbacks synchronously. Returns how many ran. Leaves SCHEDULED set when
+   * more work remains (the run queue requeues it), or when an async callback is in flight.
+   */
+  run(budget: number): number {
+    if ((this.flags & INITIALIZED) === 0) {
+      this.flags |= INITIALIZED;
+      this.#invoke(true, undefined);
+      return 1;
+    }
+    let ran = 0;
+    while (ran < budget) {
+      if (this.stopReason !== undefined) {
+        this.#beginStop(this.stopReason);
+        return ran;
+      }
+      const mailbox = this.mailbox;
+      if (mailbox === null || mailbox.length === 0) {
+        this.flags &= ~SCHEDULED;
+        return ran;
+      }
+      const message = mailbox.shift();
+      ran++;
+      this.handledCount++;
+      if (!this.#invoke(false, message)) return ran;
+    }
+    return ran;
+  }
+
+  /** Calls `init` or `handle`; returns true when the loop may continue synchronously. */
+  #invoke(isInit: boolean, message: unknown): boolean {
+    let result: void | PromiseLike<void>;
+    this.flags |= RUNNING;
+    try {
+      result = isInit ? this.behaviour.init?.(this) : this.behaviour.handle(this, message as Envelope<M>);
+    } catch (error) {
+      this.flags &= ~RUNNING;
+      this.#crash(error);
+      return false;
+    }
+    this.flags &= ~RUNNING;
+    if (this.flags & EXITED) return false;
+    if (result !== undefined && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
+      this.flags |= AWAITING;
+      (result as PromiseLike<void>).then(
+        () => this.#resume(),
+        (error: unknown) => this.#crash(error),
+      );
+      return false;
+    }
+    if (isInit) this.#started();
+    return true;
+  }
+
+  #resume(): void {
+    this.flags &= ~AWAITING;
+    if (this.flags & EXITED) return;
+    if (this.flags & STOPPING) return;
+    if ((this.flags & INITIALIZED) !== 0 && this.onStarted !== undefined) this.#started();
+    if (this.stopReason !== undefined || (this.mailbox !== null && this.mailbox.length > 0)) {
+      this.host.enqueueRun(this);
+    } else {
+      this.flags &= ~SCHEDULED;
+    }
+  }
+
+  #started(): void {
+    const onStarted = this.onStarted;
+    if (onStarted === undefined) return;
+    this.onStarted = undefined;
+    this.startLink = undefined;
+    if (this.stopReason === undefined) onStarted(undefined);
+  }
+
+  #crash(thrown: unknown): void {
+    this.flags &= ~AWAITING;
+    if (this.flags & EXITED) return;
+    const reason: ExitReason = thrown instanceof Error ? thrown : new ActorCrashed(thrown);
+    if (this.flags & STOPPING) {
+      // terminate itself failed: exit with the original reason, as the stop was already decided.
+      this.host.terminateCell(this, this.stopReason ?? reason);
+      return;
+    }
+    this.#beginStop(reason);
+  }
+
+  /** Runs `terminate` (if any), then exits. */
+  #beginStop(reason: ExitReason): void {
+    this.stopReason = reason;
+    this.flags |= STOPPING;
+    this.#failStart(reason);
+    const terminate = this.behaviour.terminate;
+    if (terminate === undefined) {
+      this.host.terminateCell(this, reason);
+      return;
+    }
+    let result: void | PromiseLike<void>;
+    try {
+      result = terminate.call(this.behaviour, this, reason);
+    } catch {
+      this.host.terminateCell(this, reason);
+      return;
+    }
+    if (result !== undefined && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
+      this.flags |= AWAITING;
+      const finish = (): void => this.host.terminateCell(this, reason);
+      (result as PromiseLike<void>).then(finish, finish);
+      return;
+    }
+    this.host.terminateCell(this, reason);
+  }
+
+  /** An init that fails reports to its starter and unlinks from it, so the starter sees no EXIT. */
+  #failStart(reason: ExitReason): void {
+    const onStarted = this.onStarted;
+    if (onStarted === undefined) return;
+    this.onStarted = undefined;
+    if (this.startLink !== undefined) this.host.unlinkCells(this, this.startLink);
+    this.startLink = undefined;
+    onStarted(reason);
+  }
+
+  /** Called by the kernel at exit: releases every owned resource. */
+  release(reason: ExitReason): void {
+    if (this.onStarted !== undefined) this.#failStart(reason);
+    if (this.timerSet !== null) {
+      for (const timer of this.timerSet) this.host.timers.cancel(timer);
+      this.timerSet = null;
+    }
+    if (this.receiver !== null) {
+      if (this.receiver.timer !== null) this.host.timers.cancel(this.receiver.timer);
+      this.receiver = null;
+    }
+    this.abortController?.abort(reason);
+    this.mailbox = null;
+  }
+
+  // ---- ActorContext ----------------------------------------------------------------------
+
+  get system(): ActorRuntime {
+    return this.host;
+  }
+
+  get signal(): AbortSignal {
+    return (this.abortController ??= new AbortController()).signal;
+  }
+
+  get trapsExit(): boolean {
+    return (this.flags & TRAP_EXIT) !== 0;
+  }
+
+  send(target: Ref | string, message: unknown): void {
+    this.host.send(target, message);
+  }
+
+  call<Reply = unknown>(target: Ref | string, request: unknown, timeoutMs?: number): Promise<Reply> {
+    return this.host.callFrom(target, request, timeoutMs) as Promise<Reply>;
+  }
+
+  spawn<N>(behaviour: ActorBehaviour<N> | HandlerFunction<N>, options?: SpawnOptions): Ref {
+    return this.host.spawnChild(this, behaviour, options);
+  }
+
+  spawnLink<N>(behaviour: ActorBehaviour<N> | HandlerFunction<N>, options?: Omit<SpawnOptions, 'link'>): Ref {
+    return this.host.spawnChild(this, behaviour, { ...options, link: this.self });
+  }
+
+  link(target: Ref): void {
+    this.host.linkCells(this, target);
+  }
+
+  unlink(target: Ref): void {
+    this.host.unlinkCells(this, target);
+  }
+
+  monitor(target: Ref): MonitorRef {
+    return this.host.addMonitor(this, target);
+  }
+
+  demonitor(monitor: MonitorRef, flush = false): void {
+    this.host.removeMonitor(this, monitor);
+    if (flush && this.mailbox !== null) {
+      const index = this.mailbox.findIndex((m) => m instanceof DownMessage && m.monitor === monitor);
+      if (index >= 0) this.mailbox.removeAt(index);
+    }
+  }
+
+  trapExit(on: boolean): void {
+    if (on) this.flags |= TRAP_EXIT;
+    else this.flags &= ~TRAP_EXIT;
+  }
+
+  exit(target: Ref, reason: ExitReason): void {
+    this.host.exitSignal(target, this.self, reason);
+  }
+
+  stop(reason: ExitReason = 'normal'): void {
+    if (this.flags & (EXITED | STOPPING)) return;
+    this.stopReason ??= reason;
+    if ((this.flags & (RUNNING | AWAITING | SCHEDULED)) === 0) {
+      this.flags |= SCHEDULED;
+      this.host.enqueueRun(this);
+    }
+  }
+
+  receive(predicate: (message: Envelope<M>) => boolean, timeoutMs?: number): Promise<Envelope<M> | ReceiveTimeout> {
+    if ((this.flags & (RUNNING | AWAITING)) === 0) throw new NotInActor('receive');
+    if (this.receiver !== null) throw new ReceivePending(this.self);
+    const mailbox = this.mailbox;
+    if (mailbox !== null) {
+      const index = mailbox.findIndex(predicate as (message: unknown) => boolean);
+      if (index >= 0) return Promise.resolve(mailbox.removeAt(index) as Envelope<M>);
+    }
+    if (timeoutMs === 0) return Promise.resolve(RECEIVE_TIMEOUT);
+    return new Promise((resolve) => {
+      const receiver: PendingReceive = {
+        predicate: predicate as (message: unknown) => boolean,
+        resolve: resolve as (message: unknown) => void,
+        timer: null,
+      };
+      if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+        receiver.timer = this.host.timers.schedule(timeoutMs, expireReceive, this);
+      }
+      this.receiver = receiver;
+    });
+  }
+
+  sendAfter(delayMs: number, message: unknown, target: Ref = this.self): TimerEntry {
+    const timers = (this.timerSet ??= new Set());
+    const entry = this.host.timers.schedule(delayMs, fireOwnedTimer, { cell: this, message, target, entry: null });
+    (entry.arg as OwnedTimer).entry = entry;
+    timers.add(entry);
+    return entry;
+  }
+
+  cancelTimer(timer: TimerEntry): boolean {
+    if (this.timerSet === null || !this.timerSet.delete(timer)) return false;
+    const wasActive = timer.active;
+    this.host.timers.cancel(timer);
+    return wasActive;
+  }
+
+  register(name: string): void {
+    this.host.registerCell(name, this);
+  }
+
+  now(): number {
+    return this.host.clock.now();
+  }
+
+  // ---- introspection ---------------------------------------------------------------------
+
+  get status(): ActorStatus {
+    const flags = this.flags;
+    if (flags & EXITED) return 'exited';
+    if (flags & STOPPING) return 'exiting';
+    if ((flags & INITIALIZED) === 0) return 'initializing';
+    if (flags & (RUNNING | AWAITING)) return 'running';
+    if (flags & SCHEDULED) return 'runnable';
+    return 'waiting';
+  }
+
+  info(): ProcessInfo {
+    const links = this.links ? [...this.links] : [];
+    const monitors = this.monitoring ? [...this.monitoring.values()] : [];
+    const monitoredBy: Ref[] = [];
+    if (this.monitoredBy !== null) {
+      for (const watcher of this.monitoredBy.values()) if (watcher instanceof ActorCell) monitoredBy.push(watcher.self);
+    }
+    const mailboxLength = this.mailbox?.length ?? 0;
+    return {
+      ref: this.self,
+      name: this.name,
+      behaviour: this.behaviour.name ?? DEFAULT_NAME,
+      status: this.status,
+      mailboxLength,
+      mailboxCapacity: this.mailboxOptions.capacity,
+      messagesHandled: this.handledCount,
+      messagesDropped: this.droppedCount,
+      links,
+      monitors,
+      monitoredBy,
+      trapExit: this.trapsExit,
+      timers: this.timerSet?.size ?? 0,
+      parent: this.parent,
+      memoryEstimate:
+        CELL_BYTES +
+        mailboxLength * MESSAGE_BYTES +
+        (links.length + monitors.length + monitoredBy.length + (this.timerSet?.size ?? 0)) * EDGE_BYTES,
+    };
+  }
+}
+
+interface OwnedTimer {
+  readonly cell: ActorCell;
+  readonly message: unknown;
+  readonly target: Ref;
+  entry: TimerEntry | null;
+}
+
+function fireOwnedTimer(timer: OwnedTimer): void {
+  timer.cell.timerSet?.delete(timer.entry!);
+  if (timer.cell.flags & EXITED) return;
+  try {
+    timer.cell.host.send(timer.target, timer.message);
+  } catch {
+    // A timer message to a full or dead mailbox is lost, as OTP's would be; the drop is counted there.
+  }
+}
+
+function expireReceive(cell: ActorCell): void {
+  const receiver = cell.receiver;
+  if (receiver === null) return;
+  cell.receiver = null;
+  receiver.resolve(RECEIVE_TIMEOUT);
+}
+
+/** Adapts a plain function to a behaviour. */
+export function toBehaviour<M>(behaviour: ActorBehaviour<M> | HandlerFunction<M>): ActorBehaviour<M> {
+  if (typeof behaviour !== 'function') return behaviour;
+  return { name: behaviour.name || DEFAULT_NAME, handle: (ctx, message) => behaviour(message, ctx) };
+}
+
+export function notInActor(operation: string): never {
+  throw new NotInActor(operation);
+}

@@ -1,0 +1,145 @@
+/**
+ * Error registry of the actor kernel. Every code is stable: never renamed, never reused.
+ * `docs/errors.md` documents each one; a test holds the two together.
+ */
+import type { ExitReason } from './exit.js';
+import { formatReason } from './exit.js';
+import type { Ref } from './ref.js';
+
+/** Base of every typed error Molo throws: `code` is the contract, the message is for humans. */
+export class MoloError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export const ActorErrorCode = {
+  NoProc: 'ACTOR_NOPROC',
+  MailboxFull: 'ACTOR_MAILBOX_FULL',
+  CallTimeout: 'ACTOR_CALL_TIMEOUT',
+  CalleeExited: 'ACTOR_CALLEE_EXITED',
+  NameTaken: 'ACTOR_NAME_TAKEN',
+  AlreadyNamed: 'ACTOR_ALREADY_NAMED',
+  InvalidOption: 'ACTOR_INVALID_OPTION',
+  NotInActor: 'ACTOR_NOT_IN_ACTOR',
+  ReceivePending: 'ACTOR_RECEIVE_PENDING',
+  SystemStopped: 'ACTOR_SYSTEM_STOPPED',
+  ActorCrashed: 'ACTOR_CRASHED',
+  ActorLimit: 'ACTOR_LIMIT_REACHED',
+} as const;
+export type ActorErrorCode = (typeof ActorErrorCode)[keyof typeof ActorErrorCode];
+
+const describe = (target: Ref | string): string => (typeof target === 'string' ? `name '${target}'` : String(target));
+
+/** The target is not alive (or the name is not registered). */
+export class NoProc extends MoloError {
+  constructor(readonly target: Ref | string) {
+    super(ActorErrorCode.NoProc, `no process: ${describe(target)}`);
+  }
+}
+
+/** The receiver's mailbox is at its capacity and its overflow policy is `reject`. */
+export class MailboxFull extends MoloError {
+  constructor(
+    readonly target: Ref,
+    readonly capacity: number,
+  ) {
+    super(ActorErrorCode.MailboxFull, `mailbox of ${target} is full (mailbox.capacity = ${capacity})`);
+  }
+}
+
+/** No reply arrived within the call's timeout. */
+export class CallTimeout extends MoloError {
+  constructor(
+    readonly target: Ref,
+    readonly timeoutMs: number,
+  ) {
+    super(ActorErrorCode.CallTimeout, `call to ${target} timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** The callee exited before replying; `reason` is its exit reason. */
+export class CalleeExited extends MoloError {
+  constructor(
+    readonly target: Ref,
+    readonly reason: ExitReason,
+  ) {
+    super(ActorErrorCode.CalleeExited, `${target} exited during the call: ${formatReason(reason)}`, {
+      cause: reason instanceof Error ? reason : undefined,
+    });
+  }
+}
+
+export class NameTaken extends MoloError {
+  constructor(
+    readonly registeredName: string,
+    readonly holder: Ref,
+  ) {
+    super(ActorErrorCode.NameTaken, `name '${registeredName}' is already registered to ${holder}`);
+  }
+}
+
+export class AlreadyNamed extends MoloError {
+  constructor(
+    readonly target: Ref,
+    readonly existingName: string,
+  ) {
+    super(ActorErrorCode.AlreadyNamed, `${target} is already registered as '${existingName}'`);
+  }
+}
+
+/** An option is outside its allowed range; `option` names the setting (and so the cap). */
+export class InvalidOption extends MoloError {
+  constructor(
+    readonly option: string,
+    detail: string,
+  ) {
+    super(ActorErrorCode.InvalidOption, `invalid option ${option}: ${detail}`);
+  }
+}
+
+/** An operation that only an actor's own handler may perform was called from elsewhere. */
+export class NotInActor extends MoloError {
+  constructor(operation: string) {
+    super(ActorErrorCode.NotInActor, `${operation} may only be called by the actor itself, while it handles a message`);
+  }
+}
+
+export class ReceivePending extends MoloError {
+  constructor(readonly target: Ref) {
+    super(ActorErrorCode.ReceivePending, `${target} is already waiting in a selective receive`);
+  }
+}
+
+export class SystemStopped extends MoloError {
+  constructor(node: string) {
+    super(ActorErrorCode.SystemStopped, `actor system '${node}' has stopped`);
+  }
+}
+
+/** Wraps a non-Error value thrown by a handler, so an exit reason is always typed. */
+export class ActorCrashed extends MoloError {
+  constructor(readonly thrown: unknown) {
+    super(ActorErrorCode.ActorCrashed, `handler threw a non-Error value: ${safeString(thrown)}`);
+  }
+}
+
+function safeString(value: unknown): string {
+  try {
+    return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The system already holds `maxActors` live actors. */
+export class ActorLimitReached extends MoloError {
+  constructor(readonly maxActors: number) {
+    super(ActorErrorCode.ActorLimit, `cannot spawn: ${maxActors} actors are alive (maxActors = ${maxActors})`);
+  }
+}

@@ -1,0 +1,40 @@
+export { ActorSystem, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_ACTORS, MAX_ACTORS_CAP, MAX_TIMEOUT_MS } from './system.js';
+export type { ActorSystemOptions } from './system.js';
+export type {
+  ActorBehaviour,
+  ActorContext,
+  ActorRuntime,
+  ActorStatus,
+  Envelope,
+  HandlerFunction,
+  ProcessInfo,
+  SpawnOptions,
+} from './behaviour.js';
+export { Ref, type MonitorRef } from './ref.js';
+export { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout, type SystemMessage } from './messages.js';
+export { formatReason, isCleanExit, isShutdownWith, shutdownWith, type ExitReason, type ShutdownWith } from './exit.js';
+export { SimulatedClock, systemClock, type Clock, type ClockTimer } from './clock.js';
+export { TimerEntry } from './timers.js';
+export {
+  DEFAULT_MAILBOX_CAPACITY,
+  MAX_MAILBOX_CAPACITY,
+  type MailboxOptions,
+  type OverflowPolicy,
+} from './mailbox.js';
+export type { KernelObserver, ObservedActor } from './observer.js';
+export {
+  ActorCrashed,
+  ActorErrorCode,
+  ActorLimitReached,
+  AlreadyNamed,
+  CalleeExited,
+  CallTimeout,
+  InvalidOption,
+  MailboxFull,
+  MoloError,
+  NameTaken,
+  NoProc,
+  NotInActor,
+  ReceivePending,
+  SystemStopped,
+} from './errors.js';
