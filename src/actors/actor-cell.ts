@@ -11,7 +11,7 @@ import type {
 import { ActorCrashed, MailboxFull, NotInActor, ReceivePending } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
-import { CallRequest, DownMessage, RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
+import { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
 import type { MonitorRef, Ref } from './ref.js';
 import type { TimerEntry, TimerService } from './timers.js';
 
@@ -100,7 +100,11 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
       if (overflow === 'reject') throw new MailboxFull(this.self, this.mailboxOptions.capacity);
       this.droppedCount++;
       if (overflow === 'drop-newest') return;
-      mailbox.shift();
+      // drop-oldest drops the oldest user message: a queued EXIT or DOWN is never dropped.
+      const oldest = mailbox.findIndex(isUserMessage);
+      if (oldest === 0) mailbox.shift();
+      else if (oldest > 0) mailbox.removeAt(oldest);
+      else return;
     }
     mailbox.push(message);
     if ((this.flags & SCHEDULED) === 0) {
@@ -199,10 +203,11 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
 
   #started(): void {
     const onStarted = this.onStarted;
-    if (onStarted === undefined) return;
+    // An init that asked to stop has failed: #failStart reports it once the stop begins.
+    if (onStarted === undefined || this.stopReason !== undefined) return;
     this.onStarted = undefined;
     this.startLink = undefined;
-    if (this.stopReason === undefined) onStarted(undefined);
+    onStarted(undefined);
   }
 
   #crash(thrown: unknown): void {
@@ -228,12 +233,16 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
       return;
     }
     let result: void | PromiseLike<void>;
+    // RUNNING lets terminate use the context (selective receive, say) like any callback.
+    this.flags |= RUNNING;
     try {
       result = terminate.call(this.behaviour, this, reason);
     } catch {
+      this.flags &= ~RUNNING;
       this.host.terminateCell(this, reason);
       return;
     }
+    this.flags &= ~RUNNING;
     if (result !== undefined && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
       this.flags |= AWAITING;
       const finish = (): void => this.host.terminateCell(this, reason);
@@ -439,6 +448,10 @@ function fireOwnedTimer(timer: OwnedTimer): void {
   } catch {
     // A timer message to a full or dead mailbox is lost, as OTP's would be; the drop is counted there.
   }
+}
+
+function isUserMessage(message: unknown): boolean {
+  return !(message instanceof ExitMessage || message instanceof DownMessage);
 }
 
 function expireReceive(cell: ActorCell): void {

@@ -4,6 +4,7 @@ import type { CallRequest, ReceiveTimeout, SystemMessage } from './messages.js';
 import type { MonitorRef, Ref } from './ref.js';
 import type { TimerEntry } from './timers.js';
 import type { Clock } from './clock.js';
+import type { KernelObserver } from './observer.js';
 
 /** Anything an actor may be handed: its own messages or the kernel's. */
 export type Envelope<M> = M | SystemMessage;
@@ -100,6 +101,7 @@ export interface ActorRuntime {
   readonly node: string;
   readonly creation: number;
   readonly clock: Clock;
+  readonly observer: KernelObserver | undefined;
   spawn<N>(behaviour: ActorBehaviour<N> | HandlerFunction<N>, options?: SpawnOptions): Ref;
   send(target: Ref | string, message: unknown): void;
   call<Reply = unknown>(target: Ref | string, request: unknown, timeoutMs?: number): Promise<Reply>;

@@ -16,4 +16,6 @@ export interface ObservedActor {
 export interface KernelObserver {
   spawned(actor: ObservedActor): void;
   exited(actor: ObservedActor, reason: ExitReason): void;
+  /** A behaviour's lifecycle event (a child restart, a crash report); fields are fixed per event. */
+  report?(event: string, fields: Readonly<Record<string, unknown>>): void;
 }

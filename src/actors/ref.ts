@@ -24,6 +24,10 @@ export class Ref {
   toJSON(): string {
     return this.toString();
   }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `Ref${this.toString()}`;
+  }
 }
 
 /** A monitor's handle, carried by the `DOWN` message it produces. */

@@ -1,0 +1,184 @@
+import {
+  CallRequest,
+  ExitMessage,
+  type ActorBehaviour,
+  type ActorContext,
+  type ActorRuntime,
+  type DownMessage,
+  type Envelope,
+  type ExitReason,
+  type MailboxOptions,
+  type Ref,
+} from '../actors/index.js';
+import { StartFailed } from './errors.js';
+import { requestStop, StopRequest } from './stop-request.js';
+
+/** Returned by `handleCall` when the reply will be sent later with `GenServer.reply(from, value)`. */
+export const NO_REPLY: unique symbol = Symbol('molo.no-reply');
+export type NoReply = typeof NO_REPLY;
+
+/** A ref that remembers which server it points at, so `call` and `cast` are typed. */
+export type ServerRef<S> = Ref & { readonly __server?: S };
+
+export type CallOf<S> = S extends GenServer<infer C, unknown, unknown, unknown, unknown> ? C : never;
+export type ReplyOf<S> = S extends GenServer<never, infer R, unknown, unknown, unknown> ? R : unknown;
+export type CastOf<S> = S extends GenServer<never, unknown, infer C, unknown, unknown> ? C : never;
+
+/** The reply handle a server may keep to answer later, from another callback. */
+export type From<Reply> = CallRequest<unknown, Reply>;
+
+export interface GenServerStartOptions {
+  readonly name?: string;
+  /** Linked at spawn; an EXIT from it makes a trapping server run `terminate` and stop. */
+  readonly link?: Ref;
+  readonly mailbox?: MailboxOptions;
+  readonly trapExit?: boolean;
+}
+
+class CastEnvelope {
+  constructor(readonly message: unknown) {}
+}
+
+/**
+ * OTP's gen_server as a class: state lives in fields, each callback handles one message, and the
+ * return value of `handleCall` is the reply. A fresh instance is made for every (re)start.
+ *
+ * ```ts
+ * class Counter extends GenServer<{ add: number } | 'get', number> {
+ *   count = 0;
+ *   handleCall(request: { add: number } | 'get') {
+ *     if (request !== 'get') this.count += request.add;
+ *     return this.count;
+ *   }
+ * }
+ * ```
+ */
+export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Info = unknown, Continue = never> {
+  /** The actor's context; set before `init`. */
+  ctx!: ActorContext;
+  /** @internal continue step requested by the running callback */
+  _continue: { readonly arg: Continue } | undefined;
+
+  get self(): ServerRef<this> {
+    return this.ctx.self;
+  }
+
+  init?(): void | PromiseLike<void>;
+  handleCall?(request: Call, from: From<Reply>): Reply | NoReply | PromiseLike<Reply | NoReply>;
+  handleCast?(message: Cast): void | PromiseLike<void>;
+  handleInfo?(message: Info | ExitMessage | DownMessage): void | PromiseLike<void>;
+  handleContinue?(arg: Continue): void | PromiseLike<void>;
+  terminate?(reason: ExitReason): void | PromiseLike<void>;
+
+  /** Runs `handleContinue(arg)` right after the current callback, before any queued message. */
+  protected continueWith(arg: Continue): void {
+    this._continue = { arg };
+  }
+
+  /** Stops the server once the current callback returns; `terminate` runs with `reason`. */
+  protected stop(reason: ExitReason = 'normal'): void {
+    this.ctx.stop(reason);
+  }
+
+  /** Starts a server; resolves once its `init` has completed, rejects with StartFailed if it failed. */
+  static start<S extends GenServer<never, unknown, unknown, unknown, unknown>>(
+    system: ActorRuntime,
+    create: () => S,
+    options: GenServerStartOptions = {},
+  ): Promise<ServerRef<S>> {
+    return new Promise((resolve, reject) => {
+      const ref: Ref = system.spawn(new GenServerRunner(create, options.link), {
+        ...options,
+        onStarted: (error) => (error === undefined ? resolve(ref) : reject(new StartFailed(error))),
+      });
+    });
+  }
+
+  static call<S>(system: ActorRuntime, server: ServerRef<S> | string, request: CallOf<S>, timeoutMs?: number): Promise<ReplyOf<S>> {
+    return system.call<ReplyOf<S>>(server, request, timeoutMs);
+  }
+
+  static cast<S>(system: ActorRuntime, server: ServerRef<S> | string, message: CastOf<S>): void {
+    system.send(server, new CastEnvelope(message));
+  }
+
+  /** Replies to a call whose `handleCall` returned NO_REPLY. */
+  static reply<Reply>(from: From<Reply>, value: Reply): void {
+    from.reply(value);
+  }
+
+  /** OTP's gen_server:stop: the server runs `terminate(reason)` and exits; resolves with its exit reason. */
+  static stop(system: ActorRuntime, server: Ref | string, reason: ExitReason = 'normal'): Promise<ExitReason> {
+    return requestStop(system, server, reason);
+  }
+}
+
+type AnyServer = GenServer<unknown, unknown, unknown, unknown, unknown>;
+
+/** Runs a GenServer instance on the kernel. Callbacks that return synchronously stay synchronous. */
+class GenServerRunner implements ActorBehaviour<unknown> {
+  server: AnyServer | undefined;
+
+  constructor(
+    readonly create: () => GenServer<never, unknown, unknown, unknown, unknown>,
+    readonly parent: Ref | undefined,
+  ) {}
+
+  get name(): string {
+    return this.server?.constructor.name ?? 'GenServer';
+  }
+
+  init(ctx: ActorContext): void | PromiseLike<void> {
+    const server = this.create() as AnyServer;
+    server.ctx = ctx;
+    this.server = server;
+    return this.#then(server.init?.(), server);
+  }
+
+  handle(ctx: ActorContext, message: Envelope<unknown>): void | PromiseLike<void> {
+    const server = this.server!;
+    if (message instanceof CallRequest) {
+      if (server.handleCall === undefined) throw new Error(`${this.name} has no handleCall for ${String(message.request)}`);
+      const result = server.handleCall(message.request, message);
+      if (isThenable(result)) {
+        return result.then((reply) => {
+          if (reply !== NO_REPLY) message.reply(reply);
+          return this.#continue(server);
+        });
+      }
+      if (result !== NO_REPLY) message.reply(result);
+      return this.#continue(server);
+    }
+    if (message instanceof CastEnvelope) return this.#then(server.handleCast?.(message.message), server);
+    if (message instanceof StopRequest) return ctx.stop(message.reason);
+    if (message instanceof ExitMessage && this.parent !== undefined && message.from.equals(this.parent)) {
+      // OTP: a server trapping exits stops with its parent's reason, running terminate.
+      return ctx.stop(message.reason);
+    }
+    return this.#then(server.handleInfo?.(message), server);
+  }
+
+  terminate(_ctx: ActorContext, reason: ExitReason): void | PromiseLike<void> {
+    return this.server?.terminate?.(reason);
+  }
+
+  #then(result: void | PromiseLike<void>, server: AnyServer): void | PromiseLike<void> {
+    if (isThenable(result)) return result.then(() => this.#continue(server));
+    return this.#continue(server);
+  }
+
+  /** Drains continue steps; each may request another. */
+  #continue(server: AnyServer): void | PromiseLike<void> {
+    while (server._continue !== undefined) {
+      const { arg } = server._continue;
+      server._continue = undefined;
+      if (server.handleContinue === undefined) throw new Error(`${this.name} asked to continue but has no handleContinue`);
+      const result = server.handleContinue(arg);
+      if (isThenable(result)) return result.then(() => this.#continue(server));
+    }
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function';
+}

@@ -1,0 +1,56 @@
+export { GenServer, NO_REPLY, type CallOf, type CastOf, type From, type GenServerStartOptions, type NoReply, type ReplyOf, type ServerRef } from './gen-server.js';
+export { Supervisor, type SupervisorStartOptions } from './supervisor.js';
+export {
+  DEFAULT_INTENSITY,
+  DEFAULT_MAX_CHILDREN,
+  DEFAULT_PERIOD_MS,
+  MAX_CHILDREN_CAP,
+  type ChildCounts,
+  type ChildEntry,
+  type ChildStatus,
+  type Strategy,
+  type SupervisorSpec,
+  type SupervisorStatus,
+} from './supervisor-protocol.js';
+export {
+  DEFAULT_WORKER_SHUTDOWN_MS,
+  backoffDelay,
+  shouldRestart,
+  worker,
+  type ChildSpec,
+  type ChildStart,
+  type ChildStartContext,
+  type ChildType,
+  type RestartBackoff,
+  type RestartType,
+  type ShutdownPolicy,
+} from './child-spec.js';
+export { addRestart, restartsInWindow, type RestartWindow } from './intensity.js';
+export {
+  LIFECYCLE_EVENTS,
+  LIFECYCLE_STATES,
+  LIFECYCLE_TABLE,
+  childLifecycle,
+  compileLifecycle,
+  nextLifecycleState,
+  type LifecycleCandidate,
+  type LifecycleEvent,
+  type LifecycleEventType,
+  type LifecycleGuard,
+  type LifecycleState,
+  type LifecycleTable,
+} from './lifecycle.js';
+export {
+  BehaviourErrorCode,
+  ChildAlreadyPresent,
+  ChildAlreadyStarted,
+  ChildNotFound,
+  ChildRestarting,
+  ChildRunning,
+  DynamicOnly,
+  IllegalTransition,
+  InvalidChildSpec,
+  InvalidSupervisorSpec,
+  StartFailed,
+  TooManyChildren,
+} from './errors.js';

@@ -1,0 +1,143 @@
+import { setup, type AnyStateMachine } from 'xstate';
+import { IllegalTransition } from './errors.js';
+import { addRestart } from './intensity.js';
+
+/**
+ * The child lifecycle. This machine is the single source of truth for which transitions exist;
+ * supervisors do not interpret it per transition (about 10 µs each) but consult the table that
+ * {@link compileLifecycle} derives from it once. A test holds the table to the machine.
+ */
+export type LifecycleState = 'stopped' | 'starting' | 'running' | 'backoff' | 'stopping' | 'exited' | 'fatal';
+
+export type LifecycleEvent =
+  | { type: 'START' }
+  | { type: 'STARTED' }
+  /** The start function returned no child (OTP's `ignore`). */
+  | { type: 'IGNORED' }
+  | { type: 'START_FAILED'; now: number }
+  /** A start asked for by hand (restartChild) failed: OTP leaves the child stopped, uncounted. */
+  | { type: 'START_REFUSED' }
+  | { type: 'EXITED' }
+  | { type: 'RESTART'; now: number }
+  /** The exit does not call for a restart (temporary, or transient with a clean exit). */
+  | { type: 'DISCARD' }
+  | { type: 'STOP' }
+  | { type: 'STOPPED' }
+  | { type: 'RETRY' };
+
+export type LifecycleEventType = LifecycleEvent['type'];
+export type LifecycleGuard = 'withinIntensity';
+
+export interface LifecycleContext {
+  readonly restarts: readonly number[];
+  readonly intensity: number;
+  readonly periodMs: number;
+}
+
+export const LIFECYCLE_STATES: readonly LifecycleState[] = ['stopped', 'starting', 'running', 'backoff', 'stopping', 'exited', 'fatal'];
+export const LIFECYCLE_EVENTS: readonly LifecycleEventType[] = [
+  'START',
+  'STARTED',
+  'IGNORED',
+  'START_FAILED',
+  'START_REFUSED',
+  'EXITED',
+  'RESTART',
+  'DISCARD',
+  'STOP',
+  'STOPPED',
+  'RETRY',
+];
+
+const attemptWithinIntensity = (context: LifecycleContext, event: LifecycleEvent): boolean =>
+  'now' in event && !addRestart(context.restarts, event.now, context.intensity, context.periodMs).exceeded;
+
+export const childLifecycle = setup({
+  types: {
+    context: {} as LifecycleContext,
+    events: {} as LifecycleEvent,
+    input: {} as { intensity: number; periodMs: number },
+  },
+  guards: {
+    // Each restart and each failed start attempt counts against the intensity (OTP).
+    withinIntensity: ({ context, event }) => attemptWithinIntensity(context, event),
+  },
+}).createMachine({
+  id: 'child',
+  initial: 'stopped',
+  context: ({ input }) => ({ restarts: [], intensity: input.intensity, periodMs: input.periodMs }),
+  states: {
+    stopped: { on: { START: 'starting' } },
+    starting: {
+      on: {
+        STARTED: 'running',
+        IGNORED: 'stopped',
+        START_FAILED: [{ guard: 'withinIntensity', target: 'backoff' }, { target: 'fatal' }],
+        START_REFUSED: 'stopped',
+        STOP: 'stopping',
+      },
+    },
+    running: { on: { EXITED: 'exited', STOP: 'stopping' } },
+    stopping: { on: { STOPPED: 'stopped', EXITED: 'stopped' } },
+    exited: {
+      on: {
+        RESTART: [{ guard: 'withinIntensity', target: 'backoff' }, { target: 'fatal' }],
+        DISCARD: 'stopped',
+        STOP: 'stopped',
+      },
+    },
+    backoff: { on: { RETRY: 'starting', STOP: 'stopped' } },
+    fatal: { on: { START: 'starting' } },
+  },
+});
+
+/** One possible outcome of an event in a state: taken if its guard (if any) holds. */
+export interface LifecycleCandidate {
+  readonly guard: LifecycleGuard | undefined;
+  readonly target: LifecycleState;
+}
+
+export type LifecycleTable = Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEventType, readonly LifecycleCandidate[]>>>>>;
+
+/** Reads the machine's own transition definitions into a lookup table. */
+export function compileLifecycle(machine: AnyStateMachine = childLifecycle): LifecycleTable {
+  const table = {} as Record<LifecycleState, Partial<Record<LifecycleEventType, LifecycleCandidate[]>>>;
+  for (const state of LIFECYCLE_STATES) {
+    const node = machine.root.states[state];
+    if (node === undefined) throw new Error(`lifecycle machine lacks state ${state}`);
+    const row: Partial<Record<LifecycleEventType, LifecycleCandidate[]>> = {};
+    for (const [eventType, definitions] of node.transitions) {
+      row[eventType as LifecycleEventType] = definitions.map((definition) => {
+        const target = definition.target?.[0]?.key;
+        if (target === undefined) throw new Error(`lifecycle transition ${state}.${eventType} has no target`);
+        const guard = definition.guard as { type?: string } | string | undefined;
+        const guardName = typeof guard === 'string' ? guard : guard?.type;
+        return { guard: guardName as LifecycleGuard | undefined, target: target as LifecycleState };
+      });
+    }
+    table[state] = row;
+  }
+  return table;
+}
+
+export const LIFECYCLE_TABLE: LifecycleTable = compileLifecycle();
+
+/**
+ * The next state for `event` in `state`, evaluating guards with `guard`; throws IllegalTransition
+ * when the machine has no such transition.
+ */
+export function nextLifecycleState(
+  state: LifecycleState,
+  event: LifecycleEventType,
+  guard: (name: LifecycleGuard) => boolean = alwaysTrue,
+): LifecycleState {
+  const candidates = LIFECYCLE_TABLE[state][event];
+  if (candidates !== undefined) {
+    for (const candidate of candidates) {
+      if (candidate.guard === undefined || guard(candidate.guard)) return candidate.target;
+    }
+  }
+  throw new IllegalTransition(state, event);
+}
+
+const alwaysTrue = (): boolean => true;

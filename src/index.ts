@@ -1,0 +1,3 @@
+// The public API of Molo. Areas also have their own entries (`molo/actors`, `molo/behaviours`).
+export * from './actors/index.js';
+export * from './behaviours/index.js';
