@@ -38,6 +38,7 @@ const describe = (target: Ref | string): string => (typeof target === 'string' ?
 
 /** The target is not alive (or the name is not registered). */
 export class NoProc extends MoloError {
+  static readonly code = ActorErrorCode.NoProc;
   constructor(readonly target: Ref | string) {
     super(ActorErrorCode.NoProc, `no process: ${describe(target)}`);
   }
@@ -45,6 +46,7 @@ export class NoProc extends MoloError {
 
 /** The receiver's mailbox is at its capacity and its overflow policy is `reject`. */
 export class MailboxFull extends MoloError {
+  static readonly code = ActorErrorCode.MailboxFull;
   constructor(
     readonly target: Ref,
     readonly capacity: number,
@@ -55,6 +57,7 @@ export class MailboxFull extends MoloError {
 
 /** No reply arrived within the call's timeout. */
 export class CallTimeout extends MoloError {
+  static readonly code = ActorErrorCode.CallTimeout;
   constructor(
     readonly target: Ref,
     readonly timeoutMs: number,
@@ -65,6 +68,7 @@ export class CallTimeout extends MoloError {
 
 /** The callee exited before replying; `reason` is its exit reason. */
 export class CalleeExited extends MoloError {
+  static readonly code = ActorErrorCode.CalleeExited;
   constructor(
     readonly target: Ref,
     readonly reason: ExitReason,
@@ -76,6 +80,7 @@ export class CalleeExited extends MoloError {
 }
 
 export class NameTaken extends MoloError {
+  static readonly code = ActorErrorCode.NameTaken;
   constructor(
     readonly registeredName: string,
     readonly holder: Ref,
@@ -85,6 +90,7 @@ export class NameTaken extends MoloError {
 }
 
 export class AlreadyNamed extends MoloError {
+  static readonly code = ActorErrorCode.AlreadyNamed;
   constructor(
     readonly target: Ref,
     readonly existingName: string,
@@ -95,6 +101,7 @@ export class AlreadyNamed extends MoloError {
 
 /** An option is outside its allowed range; `option` names the setting (and so the cap). */
 export class InvalidOption extends MoloError {
+  static readonly code = ActorErrorCode.InvalidOption;
   constructor(
     readonly option: string,
     detail: string,
@@ -105,18 +112,21 @@ export class InvalidOption extends MoloError {
 
 /** An operation that only an actor's own handler may perform was called from elsewhere. */
 export class NotInActor extends MoloError {
+  static readonly code = ActorErrorCode.NotInActor;
   constructor(operation: string) {
     super(ActorErrorCode.NotInActor, `${operation} may only be called by the actor itself, while it handles a message`);
   }
 }
 
 export class ReceivePending extends MoloError {
+  static readonly code = ActorErrorCode.ReceivePending;
   constructor(readonly target: Ref) {
     super(ActorErrorCode.ReceivePending, `${target} is already waiting in a selective receive`);
   }
 }
 
 export class SystemStopped extends MoloError {
+  static readonly code = ActorErrorCode.SystemStopped;
   constructor(node: string) {
     super(ActorErrorCode.SystemStopped, `actor system '${node}' has stopped`);
   }
@@ -124,6 +134,7 @@ export class SystemStopped extends MoloError {
 
 /** Wraps a non-Error value thrown by a handler, so an exit reason is always typed. */
 export class ActorCrashed extends MoloError {
+  static readonly code = ActorErrorCode.ActorCrashed;
   constructor(readonly thrown: unknown) {
     super(ActorErrorCode.ActorCrashed, `handler threw a non-Error value: ${safeString(thrown)}`);
   }
@@ -139,6 +150,7 @@ function safeString(value: unknown): string {
 
 /** The system already holds `maxActors` live actors. */
 export class ActorLimitReached extends MoloError {
+  static readonly code = ActorErrorCode.ActorLimit;
   constructor(readonly maxActors: number) {
     super(ActorErrorCode.ActorLimit, `cannot spawn: ${maxActors} actors are alive (maxActors = ${maxActors})`);
   }

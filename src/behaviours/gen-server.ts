@@ -23,6 +23,10 @@ export type ServerRef<S> = Ref & { readonly __server?: S };
 export type CallOf<S> = S extends GenServer<infer C, unknown, unknown, unknown, unknown> ? C : never;
 export type ReplyOf<S> = S extends GenServer<never, infer R, unknown, unknown, unknown> ? R : unknown;
 export type CastOf<S> = S extends GenServer<never, unknown, infer C, unknown, unknown> ? C : never;
+/** What `call` accepts: the server's request type, or anything when the server type is unknown. */
+export type RequestFor<S> = unknown extends S ? unknown : CallOf<S>;
+export type ReplyFor<S> = unknown extends S ? unknown : ReplyOf<S>;
+export type CastFor<S> = unknown extends S ? unknown : CastOf<S>;
 
 /** The reply handle a server may keep to answer later, from another callback. */
 export type From<Reply> = CallRequest<unknown, Reply>;
@@ -94,11 +98,16 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
     });
   }
 
-  static call<S>(system: ActorRuntime, server: ServerRef<S> | string, request: CallOf<S>, timeoutMs?: number): Promise<ReplyOf<S>> {
-    return system.call<ReplyOf<S>>(server, request, timeoutMs);
+  static call<S = unknown>(
+    system: ActorRuntime,
+    server: ServerRef<S> | string,
+    request: RequestFor<NoInfer<S>>,
+    timeoutMs?: number,
+  ): Promise<ReplyFor<S>> {
+    return system.call<ReplyFor<S>>(server, request, timeoutMs);
   }
 
-  static cast<S>(system: ActorRuntime, server: ServerRef<S> | string, message: CastOf<S>): void {
+  static cast<S = unknown>(system: ActorRuntime, server: ServerRef<S> | string, message: CastFor<NoInfer<S>>): void {
     system.send(server, new CastEnvelope(message));
   }
 
