@@ -14,15 +14,28 @@ const isDownOf =
 /**
  * OTP's supervisor shutdown of one child: unlink (taking an EXIT already queued, which means it
  * is dead), then `kill` for brutal_kill, or `shutdown` and wait up to the policy's time before
- * `kill`. Resolves with the reason the child exited with.
+ * `kill`. Resolves with the reason the child exited with. A local child that does not trap exits
+ * dies synchronously, so that common case answers without waiting (a group restart of 1,000
+ * children must not pay a mailbox round trip each).
  */
-export async function shutdownChild(ctx: ActorContext, ref: Ref, policy: ShutdownPolicy): Promise<ExitReason> {
+export function shutdownChild(ctx: ActorContext, ref: Ref, policy: ShutdownPolicy): ExitReason | Promise<ExitReason> {
   ctx.unlink(ref);
-  const queuedExit = await ctx.receive(isExitFrom(ref), 0);
-  if (queuedExit !== RECEIVE_TIMEOUT) return queuedExit.reason;
-  if (!ctx.system.isAlive(ref)) return 'noproc';
+  if (!ctx.system.isAlive(ref)) return takeQueuedExit(ctx, ref);
   const monitor = ctx.monitor(ref);
   ctx.exit(ref, policy === 'brutal_kill' ? 'kill' : 'shutdown');
+  if (!ctx.system.isAlive(ref)) {
+    ctx.demonitor(monitor, true);
+    return policy === 'brutal_kill' ? 'killed' : 'shutdown';
+  }
+  return awaitDown(ctx, ref, monitor, policy);
+}
+
+async function takeQueuedExit(ctx: ActorContext, ref: Ref): Promise<ExitReason> {
+  const queuedExit = await ctx.receive(isExitFrom(ref), 0);
+  return queuedExit === RECEIVE_TIMEOUT ? 'noproc' : queuedExit.reason;
+}
+
+async function awaitDown(ctx: ActorContext, ref: Ref, monitor: number, policy: ShutdownPolicy): Promise<ExitReason> {
   const timeout = typeof policy === 'number' ? policy : undefined;
   const down = await ctx.receive(isDownOf(monitor), timeout);
   if (down !== RECEIVE_TIMEOUT) return down.reason;

@@ -25,7 +25,7 @@ export {
   type RestartType,
   type ShutdownPolicy,
 } from './child-spec.js';
-export { addRestart, restartsInWindow, type RestartWindow } from './intensity.js';
+export { addRestart, RestartLog, restartsInWindow, type RestartWindow } from './intensity.js';
 export {
   LIFECYCLE_EVENTS,
   LIFECYCLE_STATES,
@@ -53,4 +53,14 @@ export {
   InvalidSupervisorSpec,
   StartFailed,
   TooManyChildren,
+} from './errors.js';
+export * from './state-machine.js';
+export {
+  InsertLimitReached,
+  InvalidStateMachineDefinition,
+  InvalidTimeout,
+  NotInStateMachine,
+  NotInTransition,
+  PostponeLimitReached,
+  UnsupportedMachineFeature,
 } from './errors.js';
