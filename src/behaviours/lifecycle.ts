@@ -1,4 +1,4 @@
-import { setup, type AnyStateMachine } from 'xstate';
+import { assign, setup, type AnyStateMachine } from 'xstate';
 import { IllegalTransition } from './errors.js';
 import { addRestart } from './intensity.js';
 
@@ -62,6 +62,13 @@ export const childLifecycle = setup({
     // Each restart and each failed start attempt counts against the intensity (OTP).
     withinIntensity: ({ context, event }) => attemptWithinIntensity(context, event),
   },
+  actions: {
+    // Every counted attempt enters the window, so the machine alone gives up when OTP would.
+    recordAttempt: assign({
+      restarts: ({ context, event }) =>
+        'now' in event ? addRestart(context.restarts, event.now, context.intensity, context.periodMs).restarts : context.restarts,
+    }),
+  },
 }).createMachine({
   id: 'child',
   initial: 'stopped',
@@ -72,7 +79,10 @@ export const childLifecycle = setup({
       on: {
         STARTED: 'running',
         IGNORED: 'stopped',
-        START_FAILED: [{ guard: 'withinIntensity', target: 'backoff' }, { target: 'fatal' }],
+        START_FAILED: [
+          { guard: 'withinIntensity', target: 'backoff', actions: 'recordAttempt' },
+          { target: 'fatal', actions: 'recordAttempt' },
+        ],
         START_REFUSED: 'stopped',
         STOP: 'stopping',
       },
@@ -81,7 +91,10 @@ export const childLifecycle = setup({
     stopping: { on: { STOPPED: 'stopped', EXITED: 'stopped' } },
     exited: {
       on: {
-        RESTART: [{ guard: 'withinIntensity', target: 'backoff' }, { target: 'fatal' }],
+        RESTART: [
+          { guard: 'withinIntensity', target: 'backoff', actions: 'recordAttempt' },
+          { target: 'fatal', actions: 'recordAttempt' },
+        ],
         DISCARD: 'stopped',
         STOP: 'stopped',
       },

@@ -39,7 +39,10 @@ export const Supervisor = {
       const ref: Ref = system.spawn(new SupervisorRunner(settings), {
         ...options,
         trapExit: true,
-        onStarted: (error) => (error === undefined ? resolve(ref) : reject(new StartFailed(error))),
+        // A failed start is reported once the supervisor has exited (OTP 26's proc_lib), so its
+        // name is free again and nothing of it is left when the caller sees the error.
+        onStarted: (error) =>
+          error === undefined ? resolve(ref) : void system.exited(ref).then(() => reject(new StartFailed(error))),
       });
     });
   },
