@@ -64,3 +64,4 @@ export {
   PostponeLimitReached,
   UnsupportedMachineFeature,
 } from './errors.js';
+export * from './programs/index.js';
