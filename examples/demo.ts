@@ -1,12 +1,15 @@
 /**
- * `npm start`: a small supervision tree doing visible work. A flaky worker crashes now and then
- * and its supervisor restarts it; the live tree is printed every few seconds. Ctrl-C (SIGINT) or
+ * `npm start`: a node running a small supervision tree doing visible work. A flaky worker crashes
+ * now and then and its supervisor restarts it; an OS program is supervised beside the actors; the
+ * live tree is printed every few seconds and served by the admin surface. Ctrl-C (SIGINT) or
  * SIGTERM stops the tree in reverse start order and exits 0.
  *
- * MOLO_DEMO_MS=5000 stops it by itself after that long (used by the test that runs this file).
+ * MOLO_DEMO_MS=5000 stops it by itself after that long, MOLO_ADMIN_PORT picks the admin port
+ * (default 9710; 0 = any free port).
  */
-import { ActorSystem, type Ref } from '../src/actors/index.js';
-import { GenServer, Supervisor, worker, type SupervisorStatus } from '../src/behaviours/index.js';
+import { Admin, startNode } from '../src/admin/index.js';
+import { GenServer, ProgramSupervisor, Supervisor, worker, type ProgramLogger, type ProgramSpec } from '../src/behaviours/index.js';
+import { formatTree } from '../src/cli/format.js';
 
 class Ticker extends GenServer<'count', number, never, 'tick'> {
   ticks = 0;
@@ -61,22 +64,27 @@ class Flaky extends GenServer<never, never, never, 'work'> {
   }
 }
 
-async function printTree(system: ActorSystem, supervisor: Ref, label: string, indent = ''): Promise<void> {
-  const status: SupervisorStatus = await Supervisor.status(system, supervisor);
-  console.log(`${indent}${label} [${status.strategy}, ${status.remainingIntensity}/${status.intensity} restarts left]`);
-  for (const child of status.children) {
-    const info = child.ref ? system.info(child.ref) : undefined;
-    const details = info ? `${child.ref} mailbox=${info.mailboxLength} handled=${info.messagesHandled}` : '-';
-    console.log(`${indent}  ${child.id} ${child.state} restarts=${child.restartCount} ${details}`);
-    if (child.type === 'supervisor' && child.ref) await printTree(system, child.ref, `${child.id}`, `${indent}    `);
-  }
-}
+/** A small OS program the node supervises like supervisord would: it prints a heartbeat. */
+const heartbeat: ProgramSpec = {
+  name: 'heartbeat',
+  command: process.execPath,
+  args: ['-e', "let n = 0; setInterval(() => console.log('beat ' + ++n), 1000)"],
+  restart: 'always',
+  health: { type: 'command', command: process.execPath, args: ['-e', 'process.exit(0)'], intervalMs: 1_500 },
+};
+
+/** Program output goes to the terminal, one line each, prefixed with the program's name. */
+const printLine = (fields: object, message?: string): void =>
+  console.log(`  [${String((fields as { program?: string }).program ?? 'program')}] ${message ?? ''}`);
+const programLog: ProgramLogger = { info: printLine, warn: printLine, error: printLine };
 
 async function main(): Promise<void> {
-  const system = new ActorSystem({ node: 'demo' });
-  const root = await Supervisor.start(
-    system,
-    {
+  const port = Number(process.env.MOLO_ADMIN_PORT ?? 9710);
+  const node = await startNode({
+    node: 'demo',
+    admin: { port },
+    log: () => undefined,
+    root: {
       strategy: 'one_for_one',
       intensity: 20,
       periodMs: 10_000,
@@ -88,35 +96,32 @@ async function main(): Promise<void> {
           periodMs: 10_000,
           children: [worker('squarer', () => new Squarer(), { server: { name: 'squarer' } }), worker('flaky', () => new Flaky())],
         }),
+        ProgramSupervisor.child('programs', { programs: [heartbeat], logger: programLog }),
       ],
     },
-    { name: 'root' },
-  );
-  console.log('molo demo: a supervision tree is running. Ctrl-C stops it.');
+  });
+  const { system } = node;
+  console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npx tsx src/cli/molo.ts tree --url ${node.adminUrl}). Ctrl-C stops it.`);
 
   const printer = setInterval(() => {
     void (async () => {
-      const ticks = await GenServer.call<Ticker>(system, (await Supervisor.whichChildren(system, root))[0]!.ref as Ref, 'count');
       const square = await GenServer.call<Squarer>(system, 'squarer', 'last');
-      console.log(`\n-- tick ${ticks}, last square ${square} --`);
-      await printTree(system, root, 'root');
+      console.log(`\n-- last square ${square} --`);
+      process.stdout.write(formatTree(await Admin.tree(system)));
     })().catch((error: unknown) => console.error('tree print failed:', error));
   }, 2_000);
 
-  let stopping = false;
-  const stop = async (why: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  node.stopped.then((result) => {
     clearInterval(printer);
-    console.log(`\n${why}: stopping the tree in reverse start order...`);
-    const reason = await Supervisor.stop(system, root);
-    console.log(`stopped cleanly (root exited with ${String(reason)}, ${system.actorCount} actors left)`);
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+    console.log(`stopped ${result.clean ? 'cleanly' : 'at the deadline'} in ${Math.round(result.durationMs)} ms (${system.actorCount} actors left)`);
+  });
   const runFor = Number(process.env.MOLO_DEMO_MS ?? 0);
-  if (runFor > 0) setTimeout(() => void stop('time is up'), runFor);
+  if (runFor > 0) {
+    setTimeout(() => {
+      console.log('\ntime is up: stopping the tree in reverse start order...');
+      void node.stop().then((result) => process.exit(result.exitCode));
+    }, runFor);
+  }
 }
 
 await main();

@@ -13,11 +13,14 @@ import type { ExitReason } from './exit.js';
 import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
 import { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
 import type { MonitorRef, Ref } from './ref.js';
-import type { TimerEntry, TimerService } from './timers.js';
+import { TimerEntry, type TimerService } from './timers.js';
+import { silentLogger, type Logger } from '../telemetry/logger-api.js';
 
 /** What a cell needs from the system that hosts it. */
 export interface KernelHost extends ActorRuntime {
   readonly timers: TimerService;
+  /** Parent of every actor's `ctx.log`; undefined: actors log nowhere. */
+  readonly logger: Logger | undefined;
   /** Puts a cell on the run queue (the cell has already marked itself scheduled). */
   enqueueRun(cell: ActorCell): void;
   /** Exits `cell` with `reason` now, without running `terminate`, and propagates. */
@@ -41,10 +44,13 @@ export const EXITED = 8;
 export const INITIALIZED = 16;
 export const STOPPING = 32;
 export const RUNNING = 64;
+/** init has started and not yet settled (it may be async). */
+export const INITIALIZING = 128;
 
 interface PendingReceive {
   readonly predicate: (message: unknown) => boolean;
   readonly resolve: (message: unknown) => void;
+  readonly reject: (error: unknown) => void;
   timer: TimerEntry | null;
 }
 
@@ -78,6 +84,7 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   exitReason: ExitReason | undefined = undefined;
   onStarted: ((error: ExitReason | undefined) => void) | undefined = undefined;
   startLink: Ref | undefined = undefined;
+  #log: Logger | undefined = undefined;
 
   constructor(
     readonly host: KernelHost,
@@ -126,7 +133,18 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
 
   #offerToReceiver(message: unknown): boolean {
     const receiver = this.receiver!;
-    if (!receiver.predicate(message)) return false;
+    let matches: boolean;
+    try {
+      matches = receiver.predicate(message);
+    } catch (error) {
+      // The predicate is the receiver's code running in the sender's stack: its failure goes to the
+      // receiver's pending receive (and so to its handler), never to the sender. The message stays queued.
+      this.receiver = null;
+      if (receiver.timer !== null) this.host.timers.cancel(receiver.timer);
+      receiver.reject(error);
+      return false;
+    }
+    if (!matches) return false;
     this.receiver = null;
     if (receiver.timer !== null) this.host.timers.cancel(receiver.timer);
     receiver.resolve(message);
@@ -141,7 +159,7 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
    */
   run(budget: number): number {
     if ((this.flags & INITIALIZED) === 0) {
-      this.flags |= INITIALIZED;
+      this.flags |= INITIALIZED | INITIALIZING;
       this.#invoke(true, undefined);
       return 1;
     }
@@ -185,12 +203,15 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
       );
       return false;
     }
-    if (isInit) this.#started();
+    if (isInit) {
+      this.flags &= ~INITIALIZING;
+      this.#started();
+    }
     return true;
   }
 
   #resume(): void {
-    this.flags &= ~AWAITING;
+    this.flags &= ~(AWAITING | INITIALIZING);
     if (this.flags & EXITED) return;
     if (this.flags & STOPPING) return;
     if ((this.flags & INITIALIZED) !== 0 && this.onStarted !== undefined) this.#started();
@@ -279,12 +300,25 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
 
   // ---- ActorContext ----------------------------------------------------------------------
 
+  /** This actor's logger: a child of the system's, bound with its ref, name and behaviour; made on first use. */
+  get log(): Logger {
+    return (this.#log ??=
+      this.host.logger === undefined
+        ? silentLogger
+        : this.host.logger.child({ actor: this.self.toString(), name: this.name, behaviour: this.behaviour.name ?? DEFAULT_NAME }));
+  }
+
   get system(): ActorRuntime {
     return this.host;
   }
 
   get signal(): AbortSignal {
-    return (this.abortController ??= new AbortController()).signal;
+    if (this.abortController === null) {
+      this.abortController = new AbortController();
+      // First read after exit (a handler that outlived its actor): already aborted, as it would have been.
+      if (this.flags & EXITED) this.abortController.abort(this.exitReason);
+    }
+    return this.abortController.signal;
   }
 
   get trapsExit(): boolean {
@@ -354,10 +388,13 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
       if (index >= 0) return Promise.resolve(mailbox.removeAt(index) as Envelope<M>);
     }
     if (timeoutMs === 0) return Promise.resolve(RECEIVE_TIMEOUT);
-    return new Promise((resolve) => {
+    // After exit nothing is delivered and no timer may be armed: the receive never settles, as at exit.
+    if (this.flags & EXITED) return new Promise(() => {});
+    return new Promise((resolve, reject) => {
       const receiver: PendingReceive = {
         predicate: predicate as (message: unknown) => boolean,
         resolve: resolve as (message: unknown) => void,
+        reject,
         timer: null,
       };
       if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
@@ -368,6 +405,8 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   }
 
   sendAfter(delayMs: number, message: unknown, target: Ref = this.self): TimerEntry {
+    // A handler that outlived its actor gets an inactive timer: nothing would release a live one.
+    if (this.flags & EXITED) return new TimerEntry(Infinity, () => {}, null);
     const timers = (this.timerSet ??= new Set());
     const entry = this.host.timers.schedule(delayMs, fireOwnedTimer, { cell: this, message, target, entry: null });
     (entry.arg as OwnedTimer).entry = entry;
@@ -396,7 +435,7 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
     const flags = this.flags;
     if (flags & EXITED) return 'exited';
     if (flags & STOPPING) return 'exiting';
-    if ((flags & INITIALIZED) === 0) return 'initializing';
+    if ((flags & (INITIALIZED | INITIALIZING)) !== INITIALIZED) return 'initializing';
     if (flags & (RUNNING | AWAITING)) return 'running';
     if (flags & SCHEDULED) return 'runnable';
     return 'waiting';

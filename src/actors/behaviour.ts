@@ -5,6 +5,7 @@ import type { MonitorRef, Ref } from './ref.js';
 import type { TimerEntry } from './timers.js';
 import type { Clock } from './clock.js';
 import type { KernelObserver } from './observer.js';
+import type { Logger } from '../telemetry/logger-api.js';
 
 /** Anything an actor may be handed: its own messages or the kernel's. */
 export type Envelope<M> = M | SystemMessage;
@@ -34,6 +35,8 @@ export interface SpawnOptions {
   readonly trapExit?: boolean;
   /** @internal called once init settles; on failure the link to `link` is removed first. */
   readonly onStarted?: (error: ExitReason | undefined) => void;
+  /** @internal the actor's parent when it is not the spawner (a placed actor: its `link`). */
+  readonly parent?: Ref;
 }
 
 export type ActorStatus = 'initializing' | 'runnable' | 'running' | 'waiting' | 'exiting' | 'exited';
@@ -62,6 +65,11 @@ export interface ActorContext<M = unknown> {
   readonly self: Ref;
   readonly system: ActorRuntime;
   readonly parent: Ref | undefined;
+  /**
+   * This actor's logger: a child of the system's `logger` bound with `actor` (ref), `name` and
+   * `behaviour`, made on first use; silent when the system has none.
+   */
+  readonly log: Logger;
   /** Aborted when the actor exits, so pending I/O can stop; created on first use. */
   readonly signal: AbortSignal;
   send(target: Ref | string, message: unknown): void;

@@ -31,6 +31,10 @@ export const ActorErrorCode = {
   SystemStopped: 'ACTOR_SYSTEM_STOPPED',
   ActorCrashed: 'ACTOR_CRASHED',
   ActorLimit: 'ACTOR_LIMIT_REACHED',
+  PayloadTooLarge: 'PLACEMENT_PAYLOAD_TOO_LARGE',
+  NotSerializable: 'PLACEMENT_NOT_SERIALIZABLE',
+  PlacementFailed: 'PLACEMENT_FAILED',
+  InvalidPlacement: 'PLACEMENT_INVALID',
 } as const;
 export type ActorErrorCode = (typeof ActorErrorCode)[keyof typeof ActorErrorCode];
 
@@ -153,5 +157,54 @@ export class ActorLimitReached extends MoloError {
   static readonly code = ActorErrorCode.ActorLimit;
   constructor(readonly maxActors: number) {
     super(ActorErrorCode.ActorLimit, `cannot spawn: ${maxActors} actors are alive (maxActors = ${maxActors})`);
+  }
+}
+
+/** A message (or call, reply, spawn argument) that must cross a placement boundary is over the cap. */
+export class PayloadTooLarge extends MoloError {
+  static readonly code = ActorErrorCode.PayloadTooLarge;
+  constructor(
+    readonly sizeBytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(
+      ActorErrorCode.PayloadTooLarge,
+      `payload of ${sizeBytes} bytes exceeds the placement cap (payloadLimitBytes = ${limitBytes})`,
+    );
+  }
+}
+
+/** A value that must cross a placement boundary cannot be encoded (a symbol, a cycle, a CallRequest). */
+export class NotSerializable extends MoloError {
+  static readonly code = ActorErrorCode.NotSerializable;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(ActorErrorCode.NotSerializable, `cannot send across a placement boundary: ${detail}`, options);
+  }
+}
+
+/**
+ * `spawnPlaced` failed: the host could not start or died, the module or export could not be loaded,
+ * or the actor's init failed. `reason` is the init's exit reason or the host's exit reason.
+ */
+export class PlacementFailed extends MoloError {
+  static readonly code = ActorErrorCode.PlacementFailed;
+  constructor(
+    readonly reason: ExitReason,
+    detail: string,
+  ) {
+    super(ActorErrorCode.PlacementFailed, `placed spawn failed: ${detail}: ${formatReason(reason)}`, {
+      cause: reason instanceof Error ? reason : undefined,
+    });
+  }
+}
+
+/** A placement request that cannot be honoured as asked; `option` names what is wrong. */
+export class InvalidPlacement extends MoloError {
+  static readonly code = ActorErrorCode.InvalidPlacement;
+  constructor(
+    readonly option: string,
+    detail: string,
+  ) {
+    super(ActorErrorCode.InvalidPlacement, `invalid placement ${option}: ${detail}`);
   }
 }

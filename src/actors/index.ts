@@ -21,7 +21,7 @@ export {
   type MailboxOptions,
   type OverflowPolicy,
 } from './mailbox.js';
-export type { KernelObserver, ObservedActor } from './observer.js';
+export type { KernelObserver, ObservedActor, ObservedSpan } from './observer.js';
 export {
   ActorCrashed,
   ActorErrorCode,
@@ -37,4 +37,14 @@ export {
   NotInActor,
   ReceivePending,
   SystemStopped,
+  PayloadTooLarge,
+  NotSerializable,
+  PlacementFailed,
+  InvalidPlacement,
 } from './errors.js';
+export { behaviourModule, type BehaviourModule } from './placement/behaviour-module.js';
+export { hostsExited, placementHosts, type HostInfo } from './placement/hosts.js';
+export type { PlacedSpawnOptions } from './placement/hub.js';
+export type { Placement } from './placement/host-channel.js';
+export { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from './placement/limits.js';
+export { registerWireClass, type WireClass } from './placement/wire-classes.js';

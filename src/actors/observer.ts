@@ -1,3 +1,4 @@
+import type { ProcessInfo } from './behaviour.js';
 import type { ExitReason } from './exit.js';
 import type { Ref } from './ref.js';
 
@@ -7,6 +8,13 @@ export interface ObservedActor {
   readonly name: string | undefined;
   readonly behaviour: { readonly name?: string };
   readonly parent: Ref | undefined;
+  /** Sampled by metrics at scrape time (mailbox depth, messages handled). */
+  info(): ProcessInfo;
+}
+
+/** An open trace span; `end` closes it, with the error if the operation failed and any late attributes. */
+export interface ObservedSpan {
+  end(error?: unknown, attributes?: Readonly<Record<string, unknown>>): void;
 }
 
 /**
@@ -18,4 +26,10 @@ export interface KernelObserver {
   exited(actor: ObservedActor, reason: ExitReason): void;
   /** A behaviour's lifecycle event (a child restart, a crash report); fields are fixed per event. */
   report?(event: string, fields: Readonly<Record<string, unknown>>): void;
+  /**
+   * Opens a span around an operation (a call, a supervisor restart); undefined when nothing records
+   * it. The system checks once, at construction, whether the observer has it: without it a call
+   * pays one branch.
+   */
+  startSpan?(name: string, attributes: Readonly<Record<string, unknown>>): ObservedSpan | undefined;
 }

@@ -1,11 +1,15 @@
 import type { Clock, ClockTimer } from './clock.js';
 
+let nextSequence = 0;
+
 /**
  * One timer entry. Entries of the same duration live in one list in deadline order (a later
  * entry of the same duration is always due later), so scheduling and cancelling are O(1) and the
  * whole service arms a single clock timer: thousands of outstanding calls cost no native timers.
  */
 export class TimerEntry {
+  /** Creation order: entries due at the same instant fire in the order they were set. */
+  readonly sequence = nextSequence++;
   prev: TimerEntry | null = null;
   next: TimerEntry | null = null;
   list: TimerList | null = null;
@@ -123,7 +127,7 @@ export class TimerService {
       }
       if (list.head === null) this.#lists.delete(list.duration);
     }
-    due.sort((a, b) => a.deadline - b.deadline);
+    due.sort((a, b) => a.deadline - b.deadline || a.sequence - b.sequence);
     // Re-arm before running callbacks: a callback may schedule, and must not see a stale arm.
     this.#rearm();
     for (const entry of due) entry.callback(entry.arg);

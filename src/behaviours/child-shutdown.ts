@@ -21,13 +21,18 @@ const isDownOf =
 export function shutdownChild(ctx: ActorContext, ref: Ref, policy: ShutdownPolicy): ExitReason | Promise<ExitReason> {
   ctx.unlink(ref);
   if (!ctx.system.isAlive(ref)) return takeQueuedExit(ctx, ref);
-  const monitor = ctx.monitor(ref);
-  ctx.exit(ref, policy === 'brutal_kill' ? 'kill' : 'shutdown');
-  if (!ctx.system.isAlive(ref)) {
-    ctx.demonitor(monitor, true);
-    return policy === 'brutal_kill' ? 'killed' : 'shutdown';
+  const signal = policy === 'brutal_kill' ? 'kill' : 'shutdown';
+  if (ref.creation !== ctx.self.creation) {
+    // Placed in another thread or process: the exit lands later, so monitor first.
+    const monitor = ctx.monitor(ref);
+    ctx.exit(ref, signal);
+    return awaitDown(ctx, ref, monitor, policy);
   }
-  return awaitDown(ctx, ref, monitor, policy);
+  // Local: a child that does not trap exits is gone as soon as exit returns; nothing runs in
+  // between on this thread, so the monitor is only needed for one that survived the signal.
+  ctx.exit(ref, signal);
+  if (!ctx.system.isAlive(ref)) return signal === 'kill' ? 'killed' : 'shutdown';
+  return awaitDown(ctx, ref, ctx.monitor(ref), policy);
 }
 
 async function takeQueuedExit(ctx: ActorContext, ref: Ref): Promise<ExitReason> {

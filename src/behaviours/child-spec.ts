@@ -115,6 +115,11 @@ export function worker(
     id,
     ...spec,
     start: ({ system, parent, args }) =>
-      GenServer.start(system, () => (create as (...a: unknown[]) => GenServer<never>)(...args), { ...server, link: parent }),
+      GenServer.start(system, () => (create as (...a: unknown[]) => GenServer<never>)(...args), {
+        name: server?.name,
+        mailbox: server?.mailbox,
+        trapExit: server?.trapExit,
+        link: parent,
+      }),
   };
 }

@@ -22,7 +22,7 @@ import {
   StartFailed,
   TooManyChildren,
 } from './errors.js';
-import { addRestart, restartsInWindow } from './intensity.js';
+import { RestartLog } from './intensity.js';
 import { nextLifecycleState, type LifecycleEventType, type LifecycleState } from './lifecycle.js';
 import { StopRequest } from './stop-request.js';
 import type { ChildCounts, ChildEntry, Strategy, SupervisorReply, SupervisorRequest, SupervisorStatus } from './supervisor-protocol.js';
@@ -64,13 +64,16 @@ type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly reaso
 export class SupervisorRunner implements ActorBehaviour {
   readonly name = 'Supervisor';
   #ctx!: ActorContext;
-  #restarts: readonly number[] = [];
   /** Every child, in start order (Map keeps insertion order). */
   readonly #children = new Map<string, ChildRecord>();
   readonly #byRef = new Map<Ref, ChildRecord>();
   #nextDynamicKey = 0;
 
-  constructor(readonly settings: SupervisorSettings) {}
+  readonly #restarts: RestartLog;
+
+  constructor(readonly settings: SupervisorSettings) {
+    this.#restarts = new RestartLog(settings.intensity, settings.periodMs);
+  }
 
   get #dynamic(): boolean {
     return this.settings.strategy === 'simple_one_for_one';
@@ -89,6 +92,8 @@ export class SupervisorRunner implements ActorBehaviour {
         ctx.stop(shutdownWith({ failedToStartChild: spec.id, reason: outcome.reason }));
         return;
       }
+      // OTP keeps no spec for a temporary child that answered ignore.
+      if (record.ref === undefined && spec.restart === 'temporary') this.#children.delete(record.key);
     }
   }
 
@@ -101,7 +106,7 @@ export class SupervisorRunner implements ActorBehaviour {
     if (message instanceof CallRequest) return this.#answer(message as CallRequest<SupervisorRequest, SupervisorReply<unknown>>);
     if (message instanceof RetryRestart) {
       const record = this.#children.get(message.key);
-      if (record !== undefined && record.state === 'backoff') return this.#startGroup(record);
+      if (record !== undefined && record.state === 'backoff') return this.#traced(record, undefined, () => this.#startGroup(record));
       return;
     }
     if (message instanceof StopRequest) return ctx.stop(message.reason);
@@ -127,10 +132,34 @@ export class SupervisorRunner implements ActorBehaviour {
     const backoff = record.spec.backoff;
     if (backoff !== undefined && this.#ctx.now() - record.startedAt >= backoff.maxMs) record.backoffLevel = 0;
     if (!this.#countAttempt(record, 'RESTART')) return this.#giveUp(record, reason);
-    await this.#stopSiblings(record);
-    const delay = backoffDelay(backoff, record.backoffLevel++);
-    if (delay > 0) this.#ctx.sendAfter(delay, new RetryRestart(record.key));
-    else await this.#startGroup(record);
+    return this.#traced(record, reason, async () => {
+      await this.#stopSiblings(record);
+      const delay = backoffDelay(backoff, record.backoffLevel++);
+      if (delay > 0) this.#ctx.sendAfter(delay, new RetryRestart(record.key));
+      else await this.#startGroup(record);
+    });
+  }
+
+  /** Runs a restart step inside a `molo.supervisor.restart` span when the system traces; else just runs it. */
+  async #traced(record: ChildRecord, reason: ExitReason | undefined, step: () => Promise<void>): Promise<void> {
+    const span = this.#ctx.system.observer?.startSpan?.('molo.supervisor.restart', {
+      'molo.supervisor': this.#ctx.self,
+      'molo.child.id': record.spec.id,
+      'molo.exit.reason': reason === undefined ? undefined : formatReason(reason),
+      'molo.restart.retry': reason === undefined,
+    });
+    if (span === undefined) return step();
+    try {
+      await step();
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+    span.end(undefined, {
+      'molo.child.restart_count': record.restartCount,
+      'molo.child.running': record.ref !== undefined,
+      'molo.child.state': record.state,
+    });
   }
 
   /**
@@ -159,7 +188,8 @@ export class SupervisorRunner implements ActorBehaviour {
     for (let i = group.length - 1; i >= 0; i--) {
       const sibling = group[i]!;
       if (sibling === pivot) continue;
-      await this.#stopRecord(sibling);
+      const stopping = this.#stopRecord(sibling);
+      if (stopping !== undefined) await stopping;
       // Temporary children are never restarted, not even as part of a group.
       if (sibling.spec.restart === 'temporary') this.#children.delete(sibling.key);
     }
@@ -186,11 +216,7 @@ export class SupervisorRunner implements ActorBehaviour {
   /** Moves `record` by a counted event; false when the intensity is exceeded (the child is fatal). */
   #countAttempt(record: ChildRecord, event: 'RESTART' | 'START_FAILED'): boolean {
     const now = this.#ctx.now();
-    record.state = nextLifecycleState(record.state, event, () => {
-      const window = addRestart(this.#restarts, now, this.settings.intensity, this.settings.periodMs);
-      this.#restarts = window.restarts;
-      return !window.exceeded;
-    });
+    record.state = nextLifecycleState(record.state, event, () => !this.#restarts.add(now));
     return record.state !== 'fatal';
   }
 
@@ -235,7 +261,6 @@ export class SupervisorRunner implements ActorBehaviour {
   }
 
   async #startChild(spec: ChildSpec | undefined, args: readonly unknown[]): Promise<Ref | undefined> {
-    if (this.#children.size >= this.settings.maxChildren) throw new TooManyChildren(this.settings.maxChildren);
     let resolved: ResolvedChildSpec;
     if (this.#dynamic) {
       resolved = this.settings.children[0]!;
@@ -248,6 +273,8 @@ export class SupervisorRunner implements ActorBehaviour {
         throw new ChildAlreadyPresent(existing.key);
       }
     }
+    // After the checks above: an existing id is reported as such, even at the cap.
+    if (this.#children.size >= this.settings.maxChildren) throw new TooManyChildren(this.settings.maxChildren);
     const record = this.#add(resolved, args);
     const outcome = await this.#startRecord(record, 'START');
     if (!outcome.ok) {
@@ -255,7 +282,8 @@ export class SupervisorRunner implements ActorBehaviour {
       this.#children.delete(record.key);
       throw new StartFailed(outcome.reason);
     }
-    if (record.ref === undefined && this.#dynamic) this.#children.delete(record.key);
+    // OTP keeps no spec for a dynamic or temporary child that answered ignore.
+    if (record.ref === undefined && (this.#dynamic || record.spec.restart === 'temporary')) this.#children.delete(record.key);
     return record.ref;
   }
 
@@ -311,7 +339,7 @@ export class SupervisorRunner implements ActorBehaviour {
   }
 
   #status(): SupervisorStatus {
-    const inWindow = restartsInWindow(this.#restarts, this.#ctx.now(), this.settings.periodMs);
+    const inWindow = this.#restarts.count(this.#ctx.now());
     return {
       strategy: this.settings.strategy,
       intensity: this.settings.intensity,
@@ -358,7 +386,8 @@ export class SupervisorRunner implements ActorBehaviour {
     return { ok: true };
   }
 
-  async #stopRecord(record: ChildRecord): Promise<void> {
+  /** Synchronous when the child dies at once (see shutdownChild); a promise otherwise. */
+  #stopRecord(record: ChildRecord): void | Promise<void> {
     if (record.state === 'backoff') {
       this.#move(record, 'STOP');
       return;
@@ -368,7 +397,8 @@ export class SupervisorRunner implements ActorBehaviour {
     this.#move(record, 'STOP');
     this.#byRef.delete(ref);
     record.ref = undefined;
-    await shutdownChild(this.#ctx, ref, record.spec.shutdown);
+    const exited = shutdownChild(this.#ctx, ref, record.spec.shutdown);
+    if (exited instanceof Promise) return exited.then(() => this.#move(record, 'STOPPED'));
     this.#move(record, 'STOPPED');
   }
 
@@ -382,7 +412,10 @@ export class SupervisorRunner implements ActorBehaviour {
       return;
     }
     const children = [...this.#children.values()];
-    for (let i = children.length - 1; i >= 0; i--) await this.#stopRecord(children[i]!);
+    for (let i = children.length - 1; i >= 0; i--) {
+      const stopping = this.#stopRecord(children[i]!);
+      if (stopping !== undefined) await stopping;
+    }
   }
 
   #move(record: ChildRecord, event: LifecycleEventType): void {
@@ -413,6 +446,7 @@ export class SupervisorRunner implements ActorBehaviour {
       supervisor: this.#ctx.self.toString(),
       supervisorName: this.#ctx.system.info(this.#ctx.self)?.name,
       childId: this.#dynamic ? record.ref?.toString() ?? record.key : record.spec.id,
+      childSpecId: record.spec.id,
       reason: reason === undefined ? undefined : formatReason(reason),
       restartCount: record.restartCount,
       ...extra,

@@ -37,7 +37,9 @@ export const Supervisor = {
     const settings = resolveSupervisorSpec(spec, options.link);
     return new Promise((resolve, reject) => {
       const ref: Ref = system.spawn(new SupervisorRunner(settings), {
-        ...options,
+        name: options.name,
+        link: options.link,
+        mailbox: options.mailbox,
         trapExit: true,
         // A failed start is reported once the supervisor has exited (OTP 26's proc_lib), so its
         // name is free again and nothing of it is left when the caller sees the error.

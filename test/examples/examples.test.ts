@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runScript } from '../support/run-script.js';
+import { spawn } from 'node:child_process';
+import { projectRoot, runScript } from '../support/run-script.js';
 
 describe('examples run as programs', () => {
   it('actors.ts: kernel basics', async () => {
@@ -31,13 +32,36 @@ describe('examples run as programs', () => {
     expect(result.stdout).toContain('actors left: 0');
   });
 
-  it('demo.ts (npm start): prints the live tree, restarts the flaky child, stops cleanly', async () => {
-    const result = await runScript('examples/demo.ts', { env: { MOLO_DEMO_MS: '4500' } });
+  it('demo.ts (npm start): prints the live tree, restarts the flaky child, supervises a program, stops cleanly', async () => {
+    const result = await runScript('examples/demo.ts', { env: { MOLO_DEMO_MS: '4500', MOLO_ADMIN_PORT: '0' } });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/root \[one_for_one, \d+\/20 restarts left\]/);
-    expect(result.stdout).toMatch(/squarer running restarts=0/);
+    expect(result.stdout).toMatch(/Admin: http:\/\/127\.0\.0\.1:\d+\/tree/);
+    expect(result.stdout).toMatch(/root \(supervisor Supervisor one_for_one\)\s+running/);
+    expect(result.stdout).toMatch(/squarer \(worker Squarer\)\s+running\s+restarts 0/);
     expect(result.stdout).toContain('! flaky crashed');
-    expect(result.stdout).toMatch(/flaky running restarts=[1-9]/);
-    expect(result.stdout).toContain('stopped cleanly (root exited with shutdown, 0 actors left)');
+    expect(result.stdout).toMatch(/flaky \(worker Flaky\)\s+running\s+restarts [1-9]/);
+    expect(result.stdout).toMatch(/heartbeat\s+running\s+pid \d+/);
+    expect(result.stdout).toContain('[heartbeat] beat 1');
+    expect(result.stdout).toMatch(/stopped cleanly in \d+ ms \(0 actors left\)/);
+  });
+
+  it('demo.ts stops cleanly on Ctrl-C (SIGINT) and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
+      cwd: projectRoot,
+      env: { ...process.env, MOLO_ADMIN_PORT: '0' },
+    });
+    let stdout = '';
+    let interrupted = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (!interrupted && stdout.includes('-- last square')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/stopped cleanly in \d+ ms/);
+    expect(stdout).toContain("[heartbeat] stopped: 'heartbeat'");
   });
 });

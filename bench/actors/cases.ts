@@ -1,0 +1,187 @@
+/**
+ * The actors suite's cases, their sizes and the measurement helpers every implementation shares.
+ * Each implementation (molo.ts, xstate.ts, raw.ts, erlang/molo_bench.erl) runs the same workload
+ * with the same sizes; `suite.ts` runs each (case, implementation) pair in a fresh process.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Row } from '../suite.js';
+
+export const CASES = ['send', 'call', 'spawn', 'idle', 'restart', 'one_for_all'] as const;
+export type CaseName = (typeof CASES)[number];
+
+export const IMPLS = ['molo', 'xstate', 'raw', 'erlang'] as const;
+export type Impl = (typeof IMPLS)[number];
+
+/** Pairs with nothing to measure: the raw queue has no supervision, so nothing to restart. */
+export const NOT_APPLICABLE: Readonly<Partial<Record<Impl, readonly CaseName[]>>> = { raw: ['restart', 'one_for_all'] };
+
+export function applies(impl: Impl, name: CaseName): boolean {
+  return !(NOT_APPLICABLE[impl]?.includes(name) ?? false);
+}
+
+export interface Sizes {
+  /** Messages (send), round trips (call), actors (spawn, idle), restarts (restart), children (one_for_all). */
+  readonly n: number;
+  /** Timed repetitions after the warm-up: throughput cases report the median, latency cases pool samples. */
+  readonly rounds: number;
+  /** Size of the untimed warm-up run (JIT). */
+  readonly warmup: number;
+}
+
+/**
+ * restart: `n` restarts in batches of RESTART_BATCH, a fresh supervisor per batch, so the restart
+ * intensity window (which both OTP and Molo scan on every restart) stays small and the latency
+ * measured is the restart's, not the window bookkeeping's.
+ * one_for_all: `n` children, `rounds` timed crashes.
+ */
+export const SIZES: Readonly<Record<CaseName, { readonly full: Sizes; readonly quick: Sizes }>> = {
+  send: { full: { n: 1_000_000, rounds: 3, warmup: 200_000 }, quick: { n: 100_000, rounds: 1, warmup: 20_000 } },
+  call: { full: { n: 100_000, rounds: 3, warmup: 20_000 }, quick: { n: 10_000, rounds: 1, warmup: 2_000 } },
+  spawn: { full: { n: 100_000, rounds: 3, warmup: 20_000 }, quick: { n: 10_000, rounds: 1, warmup: 2_000 } },
+  idle: { full: { n: 1_000_000, rounds: 1, warmup: 100_000 }, quick: { n: 100_000, rounds: 1, warmup: 10_000 } },
+  restart: { full: { n: 10_000, rounds: 1, warmup: 2_000 }, quick: { n: 1_000, rounds: 1, warmup: 200 } },
+  one_for_all: { full: { n: 1_000, rounds: 20, warmup: 3 }, quick: { n: 1_000, rounds: 3, warmup: 1 } },
+};
+
+export const RESTART_BATCH = 1_000;
+/** High enough never to trip: restarts are not what these cases limit. */
+export const SUPERVISOR_INTENSITY = 1_000_000;
+export const SUPERVISOR_PERIOD_MS = 1_000;
+
+export function sizesFor(name: CaseName, quick: boolean): Sizes {
+  return SIZES[name][quick ? 'quick' : 'full'];
+}
+
+/** One implementation's workloads; a case it lacks is reported as not applicable. */
+export type CaseRunner = (sizes: Sizes) => Promise<Row>;
+export type ImplCases = Partial<Record<CaseName, CaseRunner>>;
+
+export const now = (): number => performance.now();
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function mean(values: readonly number[]): number {
+  let sum = 0;
+  for (const value of values) sum += value;
+  return sum / values.length;
+}
+
+/** Nearest-rank percentile of already sorted values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+export const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
+
+/**
+ * Throughput: runs `body(n)` once at warm-up size, then `rounds` times at full size; each call
+ * returns its elapsed ms. Reports the median rate.
+ */
+export async function throughput(
+  name: CaseName,
+  impl: Impl,
+  sizes: Sizes,
+  body: (n: number) => Promise<number>,
+): Promise<Row> {
+  await body(sizes.warmup);
+  collectGarbage();
+  const rates: number[] = [];
+  for (let i = 0; i < sizes.rounds; i++) {
+    const ms = await body(sizes.n);
+    rates.push(sizes.n / (ms / 1_000));
+    collectGarbage();
+  }
+  const rate = median(rates);
+  return { case: name, impl, ops_per_s: Math.round(rate), n: sizes.n, rounds: sizes.rounds, us_per_op: round(1e6 / rate, 3) };
+}
+
+/** Latency samples in µs → a row with mean, p50, p99 and max. */
+export function latencyRow(name: CaseName, impl: Impl, samplesUs: number[], extra: Record<string, unknown> = {}): Row {
+  const sorted = [...samplesUs].sort((a, b) => a - b);
+  const meanUs = mean(sorted);
+  return {
+    case: name,
+    impl,
+    ops_per_s: Math.round(1e6 / meanUs),
+    samples: sorted.length,
+    mean_us: round(meanUs),
+    p50_us: round(percentile(sorted, 50)),
+    p99_us: round(percentile(sorted, 99)),
+    max_us: round(sorted[sorted.length - 1]!),
+    ...extra,
+  };
+}
+
+/** one_for_all: per-crash times in ms for `children` children → mean/p50/max and children restarted per second. */
+export function groupRestartRow(impl: Impl, children: number, trialsMs: number[]): Row {
+  const sorted = [...trialsMs].sort((a, b) => a - b);
+  const meanMs = mean(sorted);
+  return {
+    case: 'one_for_all',
+    impl,
+    ops_per_s: Math.round(children / (meanMs / 1_000)),
+    children,
+    trials: sorted.length,
+    ms: round(meanMs, 3),
+    p50_ms: round(percentile(sorted, 50), 3),
+    max_ms: round(sorted[sorted.length - 1]!, 3),
+  };
+}
+
+/** Full collection when the process runs with --expose-gc (the suite's workers do). */
+export function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc !== undefined) {
+    gc();
+    gc();
+  }
+}
+
+export function heapUsed(): number {
+  collectGarbage();
+  return process.memoryUsage().heapUsed;
+}
+
+/**
+ * idle: warm up with a small population, then measure the time to create `n` idle actors and the
+ * heap they hold. `populate` returns the live population, which is kept reachable until the heap
+ * has been measured (else V8 frees it first), then released with `release`.
+ */
+export function idleRow<P>(
+  impl: Impl,
+  sizes: Sizes,
+  populate: (n: number) => P,
+  count: (population: P) => number,
+  release: (population: P) => void,
+): Row {
+  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') throw new Error('idle needs node --expose-gc');
+  release(populate(sizes.warmup));
+  const before = heapUsed();
+  const start = now();
+  const population = populate(sizes.n);
+  const ms = now() - start;
+  const after = heapUsed();
+  const alive = count(population);
+  if (alive !== sizes.n) throw new Error(`expected ${sizes.n} live actors, found ${alive}`);
+  release(population);
+  return {
+    case: 'idle',
+    impl,
+    ops_per_s: Math.round(sizes.n / (ms / 1_000)),
+    n: sizes.n,
+    ms: round(ms, 1),
+    bytes_per_actor: round((after - before) / sizes.n, 1),
+  };
+}
+
+/** A promise with its resolver, for "wait until the handler saw the last message". */
+export function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}

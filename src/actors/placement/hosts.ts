@@ -1,0 +1,44 @@
+/**
+ * Introspection of a system's hosts, without loading the placement machinery (msgpackr, worker
+ * threads) for programs that never place an actor.
+ */
+import type { ActorSystem } from '../system.js';
+import type { HostPlacement } from './host-channel.js';
+
+/** A host as the main system sees it. */
+export interface HostInfo {
+  readonly creation: number;
+  readonly placement: HostPlacement;
+  /** The `host` option it was started for; undefined for a host of its own. */
+  readonly name: string | undefined;
+  /** The child's pid (process), or this process's pid (thread). */
+  readonly pid: number | undefined;
+  readonly threadId: number | undefined;
+  readonly state: 'running' | 'stopping';
+}
+
+/** What the hub exposes here. */
+export interface HostDirectory {
+  hosts(): HostInfo[];
+  allExited(): Promise<void>;
+}
+
+const directories = new WeakMap<ActorSystem, HostDirectory>();
+
+/** @internal the hub of `system` registers itself on creation. */
+export function registerHostDirectory(system: ActorSystem, directory: HostDirectory): void {
+  directories.set(system, directory);
+}
+
+/** The hosts `system` runs now (empty when it never placed an actor in a thread or process). */
+export function placementHosts(system: ActorSystem): HostInfo[] {
+  return directories.get(system)?.hosts() ?? [];
+}
+
+/**
+ * Resolves once every host `system` started has exited: after `system.shutdown()`, or once their
+ * actors are gone and they stopped.
+ */
+export function hostsExited(system: ActorSystem): Promise<void> {
+  return directories.get(system)?.allExited() ?? Promise.resolve();
+}

@@ -1,0 +1,419 @@
+import { InvalidPlacement, NameTaken, NoProc, PlacementFailed, SystemStopped } from '../errors.js';
+import type { ExitReason, ShutdownWith } from '../exit.js';
+import { resolveMailboxOptions, type MailboxOptions } from '../mailbox.js';
+import type { Ref } from '../ref.js';
+import type { ActorSystem } from '../system.js';
+import { checkBehaviourModule, loadBehaviour, type BehaviourModule } from './behaviour-module.js';
+import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
+import { startHost, type HostChannel, type HostPlacement, type Placement } from './host-channel.js';
+import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
+import { RouterCore } from './router-core.js';
+import { asBytes, encodeFrame, frameDestination, HEADER_BYTES } from './wire.js';
+
+/** Options of `system.spawnPlaced`. */
+export interface PlacedSpawnOptions {
+  /** `loop` (default: this event loop), `thread` (a worker thread) or `process` (a child process). */
+  readonly placement?: Placement;
+  /** Registers the actor under this name; the name is known to every system of the node. */
+  readonly name?: string;
+  /** Links the new actor to this one before its init runs. */
+  readonly link?: Ref;
+  readonly trapExit?: boolean;
+  readonly mailbox?: MailboxOptions;
+  /**
+   * Co-locates the actor in the named host (started on first use, with this placement); without
+   * it every placed actor gets a host of its own. A host stops when its last actor exits.
+   */
+  readonly host?: string;
+  /**
+   * Heap cap of the host started for this spawn (V8 old generation, MB); a host over it dies as out
+   * of memory, and its actors' links and monitors see that. Ignored when joining a running host.
+   */
+  readonly maxHeapMb?: number;
+}
+
+interface PlacedHost {
+  readonly creation: number;
+  readonly placement: HostPlacement;
+  readonly name: string | undefined;
+  readonly channel: HostChannel;
+  state: 'running' | 'stopping';
+  /** Spawns sent and not yet answered: an idle host with one pending is not stopped. */
+  pendingSpawns: number;
+  readonly exited: Promise<void>;
+}
+
+interface PendingSpawn {
+  readonly host: PlacedHost;
+  resolve(ref: Ref): void;
+  reject(error: unknown): void;
+}
+
+const PLACEMENTS: ReadonlySet<string> = new Set(['loop', 'thread', 'process']);
+const MAX_CREATION = 0x7fff_ffff;
+
+const hubs = new WeakMap<ActorSystem, PlacementHub>();
+
+/** The placement hub of `system`, made (and installed as its router) on first use. */
+export function placementHub(system: ActorSystem): PlacementHub {
+  let hub = hubs.get(system);
+  if (hub === undefined) {
+    hub = new PlacementHub(system);
+    try {
+      system.setRouter(hub);
+    } catch {
+      // A host's system routes through its parent.
+      throw new InvalidPlacement('placement', 'thread and process actors are spawned from the main system, not inside a host');
+    }
+    hubs.set(system, hub);
+    registerHostDirectory(system, hub);
+  }
+  return hub;
+}
+
+/** `system.spawnPlaced`: checks what every placement shares, then spawns here or in a host. */
+export async function spawnPlaced(system: ActorSystem, spec: BehaviourModule, options: PlacedSpawnOptions = {}): Promise<Ref> {
+  if (system.stopped) throw new SystemStopped(system.node);
+  checkBehaviourModule(spec);
+  const placement = options.placement ?? 'loop';
+  if (!PLACEMENTS.has(placement)) {
+    throw new InvalidPlacement('placement', `must be loop, thread or process, got ${String(placement)}`);
+  }
+  if (options.name !== undefined) {
+    const holder = system.whereis(options.name);
+    if (holder !== undefined) throw new NameTaken(options.name, holder);
+  }
+  if (options.link !== undefined && !system.isAlive(options.link)) throw new NoProc(options.link);
+  if (placement !== 'loop') return placementHub(system).spawnInHost(spec, placement, options);
+  if (options.host !== undefined) throw new InvalidPlacement('host', 'only thread and process placements run in hosts');
+  if (options.maxHeapMb !== undefined) throw new InvalidPlacement('maxHeapMb', 'only thread and process placements run in hosts');
+  return spawnLocal(system, spec, options);
+}
+
+/** `loop`: the module is imported here and the actor spawned on this system. */
+async function spawnLocal(system: ActorSystem, spec: BehaviourModule, options: PlacedSpawnOptions): Promise<Ref> {
+  let behaviour: Awaited<ReturnType<typeof loadBehaviour>>;
+  try {
+    behaviour = await loadBehaviour(spec.moduleUrl, spec.exportName, spec.args);
+  } catch (error) {
+    // As from a host: what went wrong is the reason.
+    throw new PlacementFailed(error instanceof Error ? error : new Error(String(error)), 'could not load the behaviour');
+  }
+  return new Promise<Ref>((resolve, reject) => {
+    const ref: Ref = system.spawn(behaviour, {
+      name: options.name,
+      link: options.link,
+      parent: options.link,
+      trapExit: options.trapExit,
+      mailbox: options.mailbox,
+      onStarted: (error) => {
+        // Deferred: without an init this runs inside spawn, before `ref` is assigned.
+        queueMicrotask(() => {
+          if (error === undefined) resolve(ref);
+          // Reported once the actor is gone, so its name is free again.
+          else void system.exited(ref).then(() => reject(new PlacementFailed(error, 'init failed')));
+        });
+      },
+    });
+  });
+}
+
+/**
+ * The main system's side of placement. Hosts talk only to it: it starts them, forwards frames
+ * between them (by the header, without decoding), keeps the node-wide registry of names held in
+ * hosts, and turns a host's death into exit signals here and in every other host.
+ */
+export class PlacementHub extends RouterCore implements HostDirectory {
+  readonly #hosts = new Map<number, PlacedHost>();
+  readonly #named = new Map<string, PlacedHost>();
+  readonly #spawns = new Map<number, PendingSpawn>();
+  /** Names registered in hosts. */
+  readonly #remoteNames = new Map<string, Ref>();
+  readonly #exits = new Set<Promise<void>>();
+  #nextSpawn = 0;
+  #stopped = false;
+
+  // ---- spawning ---------------------------------------------------------------------------
+
+  /** `thread` or `process`; see {@link spawnPlaced}, which has checked what every placement shares. */
+  async spawnInHost(spec: BehaviourModule, placement: HostPlacement, options: PlacedSpawnOptions): Promise<Ref> {
+    if (this.#stopped) throw new SystemStopped(this.system.node);
+    resolveMailboxOptions(options.mailbox);
+    if (options.host !== undefined && (typeof options.host !== 'string' || options.host.length === 0)) {
+      throw new InvalidPlacement('host', 'must be a non-empty string');
+    }
+    const maxHeapMb = options.maxHeapMb;
+    if (maxHeapMb !== undefined && (!Number.isInteger(maxHeapMb) || maxHeapMb < 8 || maxHeapMb > 1_048_576)) {
+      throw new InvalidPlacement('maxHeapMb', `must be an integer number of MB in 8..1048576, got ${maxHeapMb}`);
+    }
+    const wireOptions: WireSpawnOptions = {
+      name: options.name,
+      trapExit: options.trapExit,
+      mailbox: options.mailbox,
+      link: options.link,
+    };
+    const id = ++this.#nextSpawn;
+    // Encoded before a host starts: arguments over the cap fail here, typed, and start nothing.
+    const bytes = encodeFrame(0, [FrameKind.Spawn, id, [spec.moduleUrl, spec.exportName, spec.args], wireOptions], this.limitBytes);
+    const host = this.#hostFor(placement, options.host, maxHeapMb);
+    bytes.writeUInt32BE(host.creation, 0);
+    return new Promise<Ref>((resolve, reject) => {
+      this.#spawns.set(id, { host, resolve, reject });
+      host.pendingSpawns++;
+      this.stats.framesSent++;
+      host.channel.post(bytes);
+    });
+  }
+
+  #hostFor(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined): PlacedHost {
+    if (name !== undefined) {
+      const named = this.#named.get(name);
+      if (named !== undefined && named.state === 'running') {
+        if (named.placement !== placement) {
+          throw new InvalidPlacement('host', `host '${name}' runs ${named.placement} actors, not ${placement}`);
+        }
+        return named;
+      }
+    }
+    const host = this.#startHost(placement, name, maxHeapMb);
+    if (name !== undefined) this.#named.set(name, host);
+    return host;
+  }
+
+  #newCreation(): number {
+    for (;;) {
+      const creation = 1 + Math.floor(Math.random() * (MAX_CREATION - 1));
+      // Never reused while this system lives: a stale ref must never reach a later host.
+      if (creation !== this.creation && !this.#hosts.has(creation) && !this.down.has(creation)) return creation;
+    }
+  }
+
+  #startHost(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined): PlacedHost {
+    const creation = this.#newCreation();
+    let host!: PlacedHost;
+    let markExited!: () => void;
+    const exited = new Promise<void>((resolve) => (markExited = resolve));
+    const channel = startHost(
+      {
+        node: this.system.node,
+        creation,
+        parent: this.creation,
+        payloadLimitBytes: this.limitBytes,
+        callTimeoutMs: this.system.callTimeoutMs,
+        placement,
+        maxHeapMb,
+      },
+      {
+        message: (data) => this.#receive(host, data),
+        exit: (reason, error) => {
+          this.#hostExited(host, reason, error);
+          markExited();
+        },
+      },
+    );
+    host = { creation, placement, name, channel, state: 'running', pendingSpawns: 0, exited };
+    this.#hosts.set(creation, host);
+    this.#exits.add(exited);
+    void exited.then(() => this.#exits.delete(exited));
+    // The host starts knowing every name of the node.
+    for (const registered of this.system.registered()) {
+      const ref = this.system.whereis(registered);
+      if (ref !== undefined) this.#postTo(host, [FrameKind.NameAdd, registered, ref]);
+    }
+    for (const [registered, ref] of this.#remoteNames) this.#postTo(host, [FrameKind.NameAdd, registered, ref]);
+    return host;
+  }
+
+  #postTo(host: PlacedHost, frame: Frame): void {
+    try {
+      this.post(host.creation, frame);
+    } catch {
+      this.stats.framesDropped++;
+    }
+  }
+
+  #broadcast(frame: Frame, except?: number): void {
+    for (const host of this.#hosts.values()) if (host.creation !== except) this.#postTo(host, frame);
+  }
+
+  #stopHost(host: PlacedHost): void {
+    if (host.state === 'stopping') return;
+    host.state = 'stopping';
+    if (host.name !== undefined && this.#named.get(host.name) === host) this.#named.delete(host.name);
+    this.#postTo(host, [FrameKind.Stop]);
+  }
+
+  // ---- frames -------------------------------------------------------------------------------
+
+  protected transmit(destination: number, bytes: Uint8Array): void {
+    this.#hosts.get(destination)?.channel.post(bytes);
+  }
+
+  protected reachable(creation: number): boolean {
+    return this.#hosts.get(creation)?.state === 'running';
+  }
+
+  #receive(host: PlacedHost, data: unknown): void {
+    const bytes = asBytes(data);
+    // Over the cap or headless: counted and dropped, whatever the host meant.
+    if (bytes === undefined || bytes.byteLength <= HEADER_BYTES || bytes.byteLength - HEADER_BYTES > this.limitBytes) {
+      this.stats.framesReceived++;
+      this.stats.framesDropped++;
+      return;
+    }
+    const destination = frameDestination(bytes)!;
+    if (destination === this.creation) {
+      this.receiveFrame(bytes, host.creation);
+      return;
+    }
+    this.stats.framesReceived++;
+    const target = this.#hosts.get(destination);
+    // A stopping host has no actors left: answered here, as for a host already gone.
+    if (target !== undefined && target.state === 'running') {
+      this.stats.framesSent++;
+      target.channel.post(bytes);
+    } else {
+      this.bounce(bytes);
+    }
+  }
+
+  protected control(frame: Parameters<RouterCore['control']>[0], from: number): void {
+    switch (frame[0]) {
+      case FrameKind.SendName: {
+        const [, name, message] = frame;
+        try {
+          this.system.send(name, message);
+        } catch {
+          this.stats.messagesDropped++;
+        }
+        return;
+      }
+      case FrameKind.NameAdd: {
+        const [, name, ref] = frame;
+        if (ref.creation !== from) throw new TypeError('misaddressed');
+        // First come, first served: a name taken meanwhile stays with its holder (and local to the host).
+        if (this.system.whereis(name) !== undefined) return;
+        this.#remoteNames.set(name, ref);
+        this.#broadcast(frame, from);
+        return;
+      }
+      case FrameKind.NameRemove: {
+        const [, name, ref] = frame;
+        if (this.#remoteNames.get(name) !== ref) return;
+        this.#remoteNames.delete(name);
+        this.#broadcast(frame, from);
+        return;
+      }
+      case FrameKind.Spawned: {
+        const pending = this.#takeSpawn(frame[1], from);
+        pending?.resolve(frame[2]);
+        return;
+      }
+      case FrameKind.SpawnFailed: {
+        const [, id, reason, stage] = frame;
+        const pending = this.#takeSpawn(id, from);
+        pending?.reject(new PlacementFailed(reason, stage === 'init' ? 'init failed' : `could not ${stage} the behaviour`));
+        return;
+      }
+      case FrameKind.Idle: {
+        const host = this.#hosts.get(from);
+        if (host !== undefined && host.pendingSpawns === 0) this.#stopHost(host);
+        return;
+      }
+      case FrameKind.Spawn:
+      case FrameKind.Stop:
+        throw new TypeError('a host does not send this');
+      default: {
+        const unknown: never = frame;
+        throw new TypeError(`unknown frame ${String((unknown as readonly unknown[])[0])}`);
+      }
+    }
+  }
+
+  #takeSpawn(id: number, from: number): PendingSpawn | undefined {
+    const pending = this.#spawns.get(id);
+    if (pending === undefined || pending.host.creation !== from) return undefined;
+    this.#spawns.delete(id);
+    pending.host.pendingSpawns--;
+    return pending;
+  }
+
+  #hostExited(host: PlacedHost, exit: ShutdownWith, error: Error | undefined): void {
+    if (this.#hosts.get(host.creation) !== host) return;
+    this.#hosts.delete(host.creation);
+    if (host.name !== undefined && this.#named.get(host.name) === host) this.#named.delete(host.name);
+    // Stopped because idle: it had no actors, so what still pointed at one sees noproc.
+    const reason: ExitReason = host.state === 'stopping' && isCleanHostExit(exit) ? 'noproc' : exit;
+    this.#hostGone(host, reason, error);
+    this.#broadcast([FrameKind.HostDown, host.creation, reason]);
+  }
+
+  /** Everything here that depended on `host` learns it is gone. */
+  #hostGone(host: PlacedHost, reason: ExitReason, error: Error | undefined): void {
+    for (const [id, pending] of this.#spawns) {
+      if (pending.host !== host) continue;
+      this.#spawns.delete(id);
+      const failure = new PlacementFailed(reason, error === undefined ? 'the host exited' : `the host exited (${error.message})`);
+      pending.reject(failure);
+    }
+    for (const [name, ref] of this.#remoteNames) if (ref.creation === host.creation) this.#remoteNames.delete(name);
+    this.hostDown(host.creation, reason);
+  }
+
+  // ---- Router -------------------------------------------------------------------------------
+
+  sendName(name: string, message: unknown): boolean {
+    const ref = this.#remoteNames.get(name);
+    if (ref === undefined) return false;
+    this.send(ref, message);
+    return true;
+  }
+
+  whereis(name: string): Ref | undefined {
+    return this.#remoteNames.get(name);
+  }
+
+  registered(name: string, ref: Ref): void {
+    this.#broadcast([FrameKind.NameAdd, name, ref]);
+  }
+
+  unregistered(name: string, ref: Ref): void {
+    this.#broadcast([FrameKind.NameRemove, name, ref]);
+  }
+
+  /** The system shut down: every host is terminated, and what waited on one sees `shutdown`. */
+  shutdown(): void {
+    this.#stopped = true;
+    const hosts = [...this.#hosts.values()];
+    this.#hosts.clear();
+    this.#named.clear();
+    for (const host of hosts) {
+      host.state = 'stopping';
+      this.#hostGone(host, 'shutdown', undefined);
+      host.channel.terminate();
+    }
+  }
+
+  // ---- introspection ------------------------------------------------------------------------
+
+  hosts(): HostInfo[] {
+    return [...this.#hosts.values()].map((host) => ({
+      creation: host.creation,
+      placement: host.placement,
+      name: host.name,
+      pid: host.channel.pid,
+      threadId: host.channel.threadId,
+      state: host.state,
+    }));
+  }
+
+  allExited(): Promise<void> {
+    return Promise.all([...this.#exits]).then(() => undefined);
+  }
+}
+
+/** A host that exited by itself with code 0 (after the hub told it to stop). */
+function isCleanHostExit(exit: ShutdownWith): boolean {
+  const detail = exit.shutdown as { thread_exit?: number; process_exit?: number | null };
+  return detail.thread_exit === 0 || detail.process_exit === 0;
+}

@@ -1,0 +1,479 @@
+import { ActorCell, EXITED } from '../actor-cell.js';
+import { CalleeExited, CallTimeout, MailboxFull, NoProc, NotSerializable, PayloadTooLarge } from '../errors.js';
+import { formatReason, type ExitReason } from '../exit.js';
+import { DownMessage, type CallRequest } from '../messages.js';
+import type { MonitorRef, Ref } from '../ref.js';
+import type { ActorSystem } from '../system.js';
+import { checkCallFailure, FrameKind, type CallFailure, type Frame } from './frames.js';
+import type { Router, Watcher } from './router.js';
+import { decodeFrame, encodeFrame } from './wire.js';
+
+/** Counters of a router, for process info and tests. */
+export interface RouterStats {
+  framesSent: number;
+  framesReceived: number;
+  /** Malformed, oversized or misaddressed frames, dropped on arrival. */
+  framesDropped: number;
+  /** Remote messages a local mailbox refused (full) or that found no receiver by name. */
+  messagesDropped: number;
+}
+
+type ControlFrame = Extract<
+  Frame,
+  readonly [
+    | typeof FrameKind.SendName
+    | typeof FrameKind.NameAdd
+    | typeof FrameKind.NameRemove
+    | typeof FrameKind.Spawn
+    | typeof FrameKind.Spawned
+    | typeof FrameKind.SpawnFailed
+    | typeof FrameKind.Idle
+    | typeof FrameKind.Stop,
+    ...unknown[],
+  ]
+>;
+
+/**
+ * What the main system and every host share: the kernel's view of links, monitors and calls that
+ * reach across a boundary, and the handling of the frames that carry them. A subclass says how a
+ * frame reaches a creation (`transmit`), whether that creation is up (`reachable`), and handles
+ * names, spawning and host lifetime (`control`).
+ *
+ * Bookkeeping, so that a host's death turns into the right signals on this side:
+ * - `#links`: remote ref → the local refs linked to it (both directions: a link is symmetric);
+ * - `#monitors`: monitors local watchers hold on remote actors;
+ * - `#watched`: monitors remote watchers hold on local actors, by their creation;
+ * - `#calls`: calls from here waiting on a remote callee.
+ */
+export abstract class RouterCore implements Router {
+  readonly stats: RouterStats = { framesSent: 0, framesReceived: 0, framesDropped: 0, messagesDropped: 0 };
+  protected readonly creation: number;
+  protected readonly limitBytes: number;
+  /** Creations known to be gone: anything addressed to them is answered here (`noproc`). */
+  protected readonly down = new Set<number>();
+  readonly #links = new Map<Ref, Set<Ref>>();
+  readonly #monitors = new Map<MonitorRef, { readonly watcher: Watcher; readonly target: Ref }>();
+  readonly #watched = new Map<number, Map<MonitorRef, () => void>>();
+  readonly #calls = new Map<number, CallRequest>();
+  /** Remote actors seen to exit (a DOWN, a link's exit, a failed call), for `isAlive`. */
+  readonly #dead = new WeakSet<Ref>();
+  #nextCall = 0;
+
+  constructor(protected readonly system: ActorSystem) {
+    this.creation = system.creation;
+    this.limitBytes = system.payloadLimitBytes;
+  }
+
+  /** Hands encoded bytes to whatever carries frames to `destination`. */
+  protected abstract transmit(destination: number, bytes: Uint8Array): void;
+  /** The system of `creation` is up, as far as this side knows. */
+  protected abstract reachable(creation: number): boolean;
+  /** Names, spawning and host lifetime; `from` is the creation the frame arrived from. */
+  protected abstract control(frame: ControlFrame, from: number): void;
+
+  abstract sendName(name: string, message: unknown): boolean;
+  abstract whereis(name: string): Ref | undefined;
+  abstract registered(name: string, ref: Ref): void;
+  abstract unregistered(name: string, ref: Ref): void;
+  abstract shutdown(): void;
+
+  /** Best effort: the actor's system is up and this side has not seen it exit. */
+  isAlive(target: Ref): boolean {
+    return this.reachable(target.creation) && !this.#dead.has(target);
+  }
+
+  // ---- outgoing: the kernel's hooks ----------------------------------------------------------
+
+  /** Encodes and sends; throws PayloadTooLarge or NotSerializable (user payloads surface them). */
+  protected post(destination: number, frame: Frame): void {
+    const bytes = encodeFrame(destination, frame, this.limitBytes);
+    this.stats.framesSent++;
+    this.transmit(destination, bytes);
+  }
+
+  /**
+   * Sends a kernel signal that must arrive even when its exit reason cannot be encoded (or is over
+   * the cap): the reason is then replaced by a plain error that says so.
+   */
+  protected signal(destination: number, reason: ExitReason, build: (reason: ExitReason) => Frame): void {
+    if (!this.reachable(destination)) return;
+    try {
+      this.post(destination, build(reason));
+    } catch (error) {
+      try {
+        this.post(destination, build(portableReason(reason, error)));
+      } catch {
+        this.stats.framesDropped++;
+      }
+    }
+  }
+
+  send(target: Ref, message: unknown): void {
+    if (!this.reachable(target.creation)) return;
+    this.post(target.creation, [FrameKind.Send, target, message]);
+  }
+
+  call(call: CallRequest): void {
+    const callee = call.callee;
+    if (!this.reachable(callee.creation)) throw new NoProc(callee);
+    const id = ++this.#nextCall;
+    this.post(callee.creation, [FrameKind.Call, this.creation, id, callee, call.request, call._timeoutMs]);
+    this.#calls.set(id, call);
+    const settle = call._settle!;
+    call._settle = (settled, ok, value) => {
+      this.#calls.delete(id);
+      settle(settled, ok, value);
+    };
+  }
+
+  exitSignal(target: Ref, from: Ref, reason: ExitReason): void {
+    this.signal(target.creation, reason, (sent) => [FrameKind.Exit, target, from, sent]);
+  }
+
+  link(cell: ActorCell, target: Ref): void {
+    if (!this.reachable(target.creation)) {
+      this.system.linkExit(cell.self, target, 'noproc');
+      return;
+    }
+    this.#addLink(target, cell.self);
+    this.post(target.creation, [FrameKind.Link, cell.self, target]);
+  }
+
+  unlink(cell: ActorCell, target: Ref): void {
+    if (!this.#removeLink(target, cell.self)) return;
+    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Unlink, cell.self, target]);
+  }
+
+  linkExited(target: Ref, from: Ref, reason: ExitReason): void {
+    this.#removeLink(target, from);
+    this.signal(target.creation, reason, (sent) => [FrameKind.LinkExit, target, from, sent]);
+  }
+
+  monitor(watcher: Watcher, target: Ref, id: MonitorRef): void {
+    if (!this.reachable(target.creation)) {
+      deliverDown(watcher, id, target, 'noproc');
+      return;
+    }
+    this.#monitors.set(id, { watcher, target });
+    this.post(target.creation, [FrameKind.Monitor, this.creation, id, target]);
+  }
+
+  demonitor(target: Ref, id: MonitorRef): void {
+    if (!this.#monitors.delete(id)) return;
+    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Demonitor, this.creation, id, target]);
+  }
+
+  #addLink(remote: Ref, local: Ref): void {
+    let locals = this.#links.get(remote);
+    if (locals === undefined) this.#links.set(remote, (locals = new Set()));
+    locals.add(local);
+  }
+
+  #removeLink(remote: Ref, local: Ref): boolean {
+    const locals = this.#links.get(remote);
+    if (locals === undefined || !locals.delete(local)) return false;
+    if (locals.size === 0) this.#links.delete(remote);
+    return true;
+  }
+
+  // ---- incoming -------------------------------------------------------------------------------
+
+  /** Decodes and handles a frame addressed to this system; malformed frames are counted and dropped. */
+  protected receiveFrame(bytes: Uint8Array, from: number): void {
+    this.stats.framesReceived++;
+    const frame = decodeFrame(bytes);
+    if (frame === undefined) {
+      this.stats.framesDropped++;
+      return;
+    }
+    try {
+      this.dispatch(frame, from);
+    } catch {
+      // A frame that named something it should not (a foreign ref where a local one belongs).
+      this.stats.framesDropped++;
+    }
+  }
+
+  #isLocal(ref: Ref): boolean {
+    return ref.creation === this.creation && ref.node === this.system.node;
+  }
+
+  protected dispatch(frame: Frame, from: number): void {
+    switch (frame[0]) {
+      case FrameKind.Send: {
+        const [, to, message] = frame;
+        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        try {
+          this.system.send(to, message);
+        } catch {
+          // A full mailbox cannot refuse a sender on another side of a boundary: the message is dropped.
+          this.stats.messagesDropped++;
+        }
+        return;
+      }
+      case FrameKind.Call:
+        this.#serveCall(frame[1], frame[2], frame[3], frame[4], frame[5]);
+        return;
+      case FrameKind.Reply: {
+        const [, id, ok, value] = frame;
+        const call = this.#calls.get(id);
+        if (call === undefined) return;
+        const result = ok ? value : failureToError(call, value);
+        if (result instanceof CalleeExited || result instanceof NoProc) this.#dead.add(call.callee);
+        call._settle?.(call, ok, result);
+        return;
+      }
+      case FrameKind.Exit: {
+        const [, to, sender, reason] = frame;
+        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        this.system.exitSignal(to, sender, reason);
+        return;
+      }
+      case FrameKind.Link: {
+        const [, remote, to] = frame;
+        if (!this.#isLocal(to) || this.#isLocal(remote)) throw new TypeError('misaddressed');
+        const cell = to._cell as ActorCell | undefined;
+        if (cell === undefined || cell.flags & EXITED) {
+          this.signal(remote.creation, 'noproc', (reason) => [FrameKind.LinkExit, remote, to, reason]);
+          return;
+        }
+        (cell.links ??= new Set()).add(remote);
+        this.#addLink(remote, to);
+        return;
+      }
+      case FrameKind.Unlink: {
+        const [, remote, to] = frame;
+        if (!this.#removeLink(remote, to)) return;
+        (to._cell as ActorCell | undefined)?.links?.delete(remote);
+        return;
+      }
+      case FrameKind.LinkExit: {
+        const [, to, remote, reason] = frame;
+        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        this.#removeLink(remote, to);
+        this.#dead.add(remote);
+        this.system.linkExit(to, remote, reason);
+        return;
+      }
+      case FrameKind.Monitor:
+        this.#serveMonitor(frame[1], frame[2], frame[3]);
+        return;
+      case FrameKind.Demonitor: {
+        const [, origin, id] = frame;
+        const watched = this.#watched.get(origin);
+        const unwatch = watched?.get(id);
+        if (unwatch === undefined) return;
+        watched!.delete(id);
+        unwatch();
+        return;
+      }
+      case FrameKind.Down: {
+        const [, id, ref, reason] = frame;
+        const monitor = this.#monitors.get(id);
+        if (monitor === undefined || monitor.target !== ref) return;
+        this.#monitors.delete(id);
+        this.#dead.add(ref);
+        deliverDown(monitor.watcher, id, ref, reason);
+        return;
+      }
+      case FrameKind.HostDown:
+        this.hostDown(frame[1], frame[2]);
+        return;
+      case FrameKind.SendName:
+      case FrameKind.NameAdd:
+      case FrameKind.NameRemove:
+      case FrameKind.Spawn:
+      case FrameKind.Spawned:
+      case FrameKind.SpawnFailed:
+      case FrameKind.Idle:
+      case FrameKind.Stop:
+        this.control(frame, from);
+        return;
+      default: {
+        const unknown: never = frame;
+        throw new TypeError(`unknown frame ${String((unknown as readonly unknown[])[0])}`);
+      }
+    }
+  }
+
+  #serveCall(origin: number, id: number, to: Ref, request: unknown, timeoutMs: number): void {
+    const answer = (ok: boolean, value: unknown): void => {
+      if (!this.reachable(origin)) return;
+      try {
+        this.post(origin, [FrameKind.Reply, id, ok, value]);
+      } catch (error) {
+        // A reply over the cap (or unencodable) fails the call on the caller's side, typed.
+        try {
+          this.post(origin, [FrameKind.Reply, id, false, callFailure(error)]);
+        } catch {
+          this.stats.framesDropped++;
+        }
+      }
+    };
+    if (!this.#isLocal(to)) {
+      answer(false, ['noproc'] satisfies CallFailure);
+      return;
+    }
+    let reply: Promise<unknown>;
+    try {
+      reply = this.system.call(to, request, timeoutMs);
+    } catch (error) {
+      answer(false, callFailure(error));
+      return;
+    }
+    reply.then(
+      (value) => answer(true, value),
+      (error: unknown) => answer(false, callFailure(error)),
+    );
+  }
+
+  #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {
+    if (!this.#isLocal(target)) throw new TypeError('misaddressed');
+    let fired = false;
+    const unwatch = this.system.watch(target, (reason, ref) => {
+      fired = true;
+      this.#watched.get(origin)?.delete(id);
+      this.signal(origin, reason, (sent) => [FrameKind.Down, id, ref, sent]);
+    });
+    if (fired) return;
+    let watched = this.#watched.get(origin);
+    if (watched === undefined) this.#watched.set(origin, (watched = new Map()));
+    watched.set(id, unwatch);
+  }
+
+  /**
+   * The system of `creation` is gone (its host died or stopped): everything here linked to or
+   * monitoring its actors gets `reason`, and calls waiting on them fail with CalleeExited. A host
+   * stopped because it was idle had no actors left: then whatever still waited on it was addressed
+   * to an actor already gone, and sees `noproc` (calls fail with NoProc), as it would have there.
+   */
+  protected hostDown(creation: number, reason: ExitReason): void {
+    if (creation === this.creation || this.down.has(creation)) return;
+    this.down.add(creation);
+    const idle = reason === 'noproc';
+    for (const call of this.#calls.values()) {
+      if (call.callee.creation !== creation) continue;
+      call._settle?.(call, false, idle ? new NoProc(call.callee) : new CalleeExited(call.callee, reason));
+    }
+    const watched = this.#watched.get(creation);
+    if (watched !== undefined) {
+      this.#watched.delete(creation);
+      for (const unwatch of watched.values()) unwatch();
+    }
+    const downs: [MonitorRef, Watcher, Ref][] = [];
+    for (const [id, monitor] of this.#monitors) {
+      if (monitor.target.creation !== creation) continue;
+      this.#monitors.delete(id);
+      downs.push([id, monitor.watcher, monitor.target]);
+    }
+    const links: [Ref, Set<Ref>][] = [];
+    for (const entry of this.#links) {
+      if (entry[0].creation !== creation) continue;
+      this.#links.delete(entry[0]);
+      links.push(entry);
+    }
+    for (const [id, watcher, target] of downs) deliverDown(watcher, id, target, reason);
+    for (const [remote, locals] of links) for (const local of locals) this.system.linkExit(local, remote, reason);
+  }
+
+  /** Links, monitors and calls that cross a boundary from here; for tests and process info. */
+  get remoteCounts(): { links: number; monitors: number; watched: number; calls: number } {
+    let links = 0;
+    for (const locals of this.#links.values()) links += locals.size;
+    let watched = 0;
+    for (const byOrigin of this.#watched.values()) watched += byOrigin.size;
+    return { links, monitors: this.#monitors.size, watched, calls: this.#calls.size };
+  }
+
+  /** Answers a frame on behalf of a system that is gone: calls, links and monitors see `noproc`. */
+  protected bounce(bytes: Uint8Array): void {
+    const frame = decodeFrame(bytes);
+    if (frame === undefined) {
+      this.stats.framesDropped++;
+      return;
+    }
+    switch (frame[0]) {
+      case FrameKind.Call:
+        this.#answerFor(frame[1], [FrameKind.Reply, frame[2], false, ['noproc'] satisfies CallFailure]);
+        return;
+      case FrameKind.Link:
+        this.#answerFor(frame[1].creation, [FrameKind.LinkExit, frame[1], frame[2], 'noproc']);
+        return;
+      case FrameKind.Monitor:
+        this.#answerFor(frame[1], [FrameKind.Down, frame[2], frame[3], 'noproc']);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #answerFor(origin: number, frame: Frame): void {
+    if (origin === this.creation) {
+      // Never re-entered from the kernel's stack: answered as if it had arrived.
+      queueMicrotask(() => this.dispatch(frame, origin));
+      return;
+    }
+    if (!this.reachable(origin)) return;
+    try {
+      this.post(origin, frame);
+    } catch {
+      this.stats.framesDropped++;
+    }
+  }
+}
+
+/** A DOWN for a watcher: an actor gets the message (and forgets the monitor), a callback is called. */
+function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+  if (watcher instanceof ActorCell) {
+    watcher.monitoring?.delete(id);
+    watcher.deliverSignal(new DownMessage(id, ref, reason));
+  } else {
+    watcher(reason, ref);
+  }
+}
+
+/** How a call failure travels back to the caller. */
+function callFailure(error: unknown): CallFailure {
+  if (error instanceof CalleeExited) return ['exited', error.reason];
+  if (error instanceof NoProc) return ['noproc'];
+  if (error instanceof CallTimeout) return ['timeout'];
+  if (error instanceof MailboxFull) return ['mailbox_full', error.capacity];
+  if (error instanceof PayloadTooLarge) return ['payload_too_large', error.sizeBytes, error.limitBytes];
+  return ['error', error instanceof Error ? error : new Error(String(error))];
+}
+
+/** The caller's typed error for a failure its callee's system reported. */
+function failureToError(call: CallRequest, value: unknown): unknown {
+  const failure = checkCallFailure(value);
+  if (failure === undefined) return new CalleeExited(call.callee, new Error('malformed reply'));
+  switch (failure[0]) {
+    case 'exited':
+      return new CalleeExited(call.callee, failure[1]);
+    case 'noproc':
+      return new NoProc(call.callee);
+    case 'timeout':
+      return new CallTimeout(call.callee, call._timeoutMs);
+    case 'mailbox_full':
+      return new MailboxFull(call.callee, failure[1]);
+    case 'payload_too_large':
+      return new PayloadTooLarge(failure[1], failure[2]);
+    case 'error':
+      return failure[1];
+    default: {
+      const unknown: never = failure;
+      return unknown;
+    }
+  }
+}
+
+/** An exit reason that can always be encoded: the original, simplified to plain data. */
+function portableReason(reason: ExitReason, failure: unknown): ExitReason {
+  if (typeof reason === 'string') return reason;
+  const why = failure instanceof NotSerializable || failure instanceof PayloadTooLarge ? failure.message : String(failure);
+  if (reason instanceof Error) {
+    const error = new Error(`${reason.name}: ${reason.message}`.slice(0, 4_096));
+    (error as Error & { code?: unknown }).code = (reason as Error & { code?: unknown }).code;
+    return error;
+  }
+  return { shutdown: `${formatReason(reason).slice(0, 4_096)} (${why})` };
+}

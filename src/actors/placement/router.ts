@@ -1,0 +1,45 @@
+import type { ActorCell } from '../actor-cell.js';
+import type { ExitReason } from '../exit.js';
+import type { CallRequest } from '../messages.js';
+import type { MonitorRef, Ref } from '../ref.js';
+
+/** Who holds a monitor: an actor, or a kernel callback (`watch`, `exited`). */
+export type Watcher = ActorCell | ((reason: ExitReason, ref: Ref) => void);
+
+/**
+ * The kernel's hook for refs that live elsewhere: a ref whose creation differs from the local
+ * system's and that has no direct route to a cell. The kernel calls it only on that cold path, so a
+ * system without placed actors pays nothing, and local sends and calls never see it.
+ *
+ * Every method runs synchronously in the caller's stack and never runs actor code.
+ */
+export interface Router {
+  /** A user message for a ref of another creation; throws PayloadTooLarge or NotSerializable. */
+  send(target: Ref, message: unknown): void;
+  /** A name that is not registered locally: returns false when the router does not know it either. */
+  sendName(name: string, message: unknown): boolean;
+  /**
+   * Delivers a call to `call.callee` (of another creation). The kernel has armed the caller-side
+   * timer; the router settles the call through `call._settle` on a reply, on the callee's exit or
+   * when its host dies. Throws (PayloadTooLarge, NoProc, …) to fail the call at once.
+   */
+  call(call: CallRequest): void;
+  /** A name registered elsewhere, as far as this system knows. */
+  whereis(name: string): Ref | undefined;
+  exitSignal(target: Ref, from: Ref, reason: ExitReason): void;
+  /** `cell.links` already holds `target`; the router tells the other side (or answers `noproc`). */
+  link(cell: ActorCell, target: Ref): void;
+  unlink(cell: ActorCell, target: Ref): void;
+  /** The local actor `from`, linked to `target` (of another creation), exited with `reason`. */
+  linkExited(target: Ref, from: Ref, reason: ExitReason): void;
+  /** `id` is already in the watcher's `monitoring` (if it is an actor); a `DOWN` follows the target's exit. */
+  monitor(watcher: Watcher, target: Ref, id: MonitorRef): void;
+  demonitor(target: Ref, id: MonitorRef): void;
+  /** A local actor took or released a name. */
+  registered(name: string, ref: Ref): void;
+  unregistered(name: string, ref: Ref): void;
+  /** Best effort: the host of `target` is up. */
+  isAlive(target: Ref): boolean;
+  /** The local system shut down (every local actor has exited). */
+  shutdown(): void;
+}

@@ -1,0 +1,175 @@
+/**
+ * The wire format of placement frames: msgpackr with extensions for refs (interned on decode),
+ * errors (`{name, message, stack, code, cause}`) and the kernel's message classes, behind a
+ * 4-byte header naming the creation of the system a frame is for, so the main system forwards
+ * frames between hosts without decoding them.
+ */
+import { addExtension, Packr, Unpackr } from 'msgpackr';
+import { MoloError, NotSerializable, PayloadTooLarge } from '../errors.js';
+import type { ExitReason } from '../exit.js';
+import { CallRequest, DownMessage, ExitMessage } from '../messages.js';
+import { Ref } from '../ref.js';
+import { checkFrame, type Frame } from './frames.js';
+import { internRef, rememberRef } from './ref-table.js';
+import { receiveWireClasses } from './wire-classes.js';
+
+/** Bytes before the msgpack body: the destination creation, big-endian. */
+export const HEADER_BYTES = 4;
+
+const EXT_REF = 0x40;
+const EXT_ERROR = 0x41;
+const EXT_EXIT = 0x43;
+const EXT_DOWN = 0x44;
+const EXT_CALL = 0x45;
+// Extension types 0x50..0x5f are for classes registered by higher layers: see wire-classes.ts.
+
+interface ErrorData {
+  readonly name?: unknown;
+  readonly message?: unknown;
+  readonly stack?: unknown;
+  readonly code?: unknown;
+  readonly cause?: unknown;
+}
+
+/** Rebuilds an error that crossed a boundary: an `Error` with the original name, message, stack and code. */
+function readError(data: unknown): Error {
+  const fields = (typeof data === 'object' && data !== null ? data : {}) as ErrorData;
+  const error = new Error(typeof fields.message === 'string' ? fields.message : String(fields.message ?? ''));
+  const hidden = (key: string, value: unknown): void => {
+    Object.defineProperty(error, key, { value, writable: true, configurable: true, enumerable: false });
+  };
+  if (typeof fields.name === 'string' && fields.name !== 'Error') hidden('name', fields.name);
+  hidden('stack', typeof fields.stack === 'string' ? fields.stack : `${error.name}: ${error.message}`);
+  if (typeof fields.code === 'string' || typeof fields.code === 'number') {
+    (error as Error & { code?: unknown }).code = fields.code;
+  }
+  if (fields.cause !== undefined) hidden('cause', fields.cause);
+  return error;
+}
+
+function writeError(error: Error): ErrorData {
+  const code = (error as Error & { code?: unknown }).code;
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    code: typeof code === 'string' || typeof code === 'number' ? code : undefined,
+    // Only an error cause travels: anything else could be unencodable, and is rarely meant to.
+    cause: error.cause instanceof Error ? error.cause : undefined,
+  };
+}
+
+function readRef(data: unknown): Ref {
+  if (!Array.isArray(data) || data.length !== 3) throw new TypeError('malformed ref');
+  const [node, id, creation] = data as unknown[];
+  if (typeof node !== 'string' || !Number.isInteger(id) || !Number.isInteger(creation)) throw new TypeError('malformed ref');
+  return internRef(node, id as number, creation as number);
+}
+
+let registered = false;
+
+function registerExtensions(): void {
+  if (registered) return;
+  registered = true;
+  addExtension({
+    Class: Ref,
+    type: EXT_REF,
+    write(ref: Ref) {
+      rememberRef(ref);
+      return [ref.node, ref.id, ref.creation];
+    },
+    read: readRef,
+  });
+  addExtension({ Class: Error, type: EXT_ERROR, write: writeError, read: readError });
+  addExtension({
+    Class: ExitMessage,
+    type: EXT_EXIT,
+    write: (message: ExitMessage) => [message.from, message.reason],
+    read: (data: unknown) => {
+      const [from, reason] = data as [Ref, ExitReason];
+      if (!(from instanceof Ref)) throw new TypeError('malformed ExitMessage');
+      return new ExitMessage(from, reason);
+    },
+  });
+  addExtension({
+    Class: DownMessage,
+    type: EXT_DOWN,
+    write: (message: DownMessage) => [message.monitor, message.ref, message.reason],
+    read: (data: unknown) => {
+      const [monitor, ref, reason] = data as [number, Ref, ExitReason];
+      if (!(ref instanceof Ref)) throw new TypeError('malformed DownMessage');
+      return new DownMessage(monitor, ref, reason);
+    },
+  });
+  addExtension({
+    Class: CallRequest,
+    type: EXT_CALL,
+    write(): never {
+      throw new NotSerializable('a CallRequest (reply where the call arrived, or pass the value)');
+    },
+    read: () => undefined,
+  });
+}
+
+registerExtensions();
+
+// Classes registered by higher layers, now and later.
+receiveWireClasses((definition) =>
+  addExtension({ Class: definition.Class as never, type: definition.type, write: definition.write, read: definition.read }),
+);
+
+/**
+ * Records (msgpackr's default) keep Maps apart from plain objects; each frame carries its own record
+ * definitions, so no state is shared between the two sides. `moreTypes` keeps Sets, typed arrays
+ * and undefined.
+ */
+const packr = new Packr({ moreTypes: true });
+const unpackr = new Unpackr({ moreTypes: true });
+
+function describeFailure(error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'the value is cyclic or too deeply nested';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Encodes `frame` for the system of creation `destination`. Throws PayloadTooLarge when the body is
+ * over `limitBytes`, NotSerializable when the value cannot be encoded.
+ */
+export function encodeFrame(destination: number, frame: Frame, limitBytes: number): Buffer {
+  let body: Uint8Array;
+  try {
+    body = packr.pack(frame);
+  } catch (error) {
+    if (error instanceof MoloError) throw error;
+    throw new NotSerializable(describeFailure(error), { cause: error });
+  }
+  if (body.length > limitBytes) throw new PayloadTooLarge(body.length, limitBytes);
+  // The packer reuses its buffer: copy out before the next frame overwrites it.
+  const bytes = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+  bytes.writeUInt32BE(destination, 0);
+  bytes.set(body, HEADER_BYTES);
+  return bytes;
+}
+
+/** The creation a frame is for; undefined when there is no header. */
+export function frameDestination(bytes: Uint8Array): number | undefined {
+  if (bytes.byteLength < HEADER_BYTES) return undefined;
+  return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+}
+
+/** Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). */
+export function decodeFrame(bytes: Uint8Array): Frame | undefined {
+  if (bytes.byteLength <= HEADER_BYTES) return undefined;
+  let value: unknown;
+  try {
+    value = unpackr.unpack(bytes.subarray(HEADER_BYTES));
+  } catch {
+    return undefined;
+  }
+  return checkFrame(value);
+}
+
+/** Incoming data as bytes: thread and process channels hand over Uint8Arrays (or Buffers). */
+export function asBytes(data: unknown): Uint8Array | undefined {
+  return data instanceof Uint8Array ? data : undefined;
+}

@@ -1,0 +1,73 @@
+// The admin area: node lifecycle (startNode, graceful shutdown), the admin actor and the HTTP admin surface.
+export {
+  DEFAULT_SHUTDOWN_DEADLINE_MS,
+  MAX_SHUTDOWN_DEADLINE_MS,
+  ROOT_NAME,
+  startNode,
+  stderrLog,
+  type AdminSurfaceOptions,
+  type MoloNode,
+  type NodeLog,
+  type NodeOptions,
+  type NodeStopResult,
+  type StopTrigger,
+} from './node.js';
+export {
+  Admin,
+  ADMIN_NAME,
+  AdminServer,
+  DEFAULT_SNAPSHOT_CALL_TIMEOUT_MS,
+  DEFAULT_SNAPSHOT_TIMEOUT_MS,
+  MAX_CONCURRENT_SNAPSHOTS,
+  MAX_SNAPSHOT_TIMEOUT_MS,
+  type AdminCast,
+  type AdminOptions,
+  type AdminPhase,
+  type AdminReply,
+  type AdminRequest,
+  type HealthReport,
+} from './admin-actor.js';
+export {
+  ADMIN_ENDPOINTS,
+  DEFAULT_ADMIN_HOST,
+  DEFAULT_ADMIN_PORT,
+  MAX_ADMIN_CONNECTIONS,
+  PROMETHEUS_CONTENT_TYPE,
+  defaultMetrics,
+  startAdminHttp,
+  type AdminEndpoint,
+  type AdminHttpOptions,
+  type AdminHttpServer,
+  type MetricsSource,
+} from './http.js';
+export {
+  MAX_TREE_DEPTH,
+  SUPERVISOR_BEHAVIOUR,
+  takeTreeSnapshot,
+  type ProcessSummary,
+  type SectionEntry,
+  type SnapshotError,
+  type SupervisorSummary,
+  type TreeNode,
+  type TreeSnapshot,
+  type TreeSnapshotOptions,
+} from './tree-snapshot.js';
+export { takeProcessSnapshot, type ProcessEntry, type ProcessSnapshot } from './process-snapshot.js';
+export { MAX_SNAPSHOT_BYTES, MIN_SNAPSHOT_BYTES } from './snapshot-budget.js';
+export { PROGRAM_SUPERVISOR_BEHAVIOUR, programsProvider, type SnapshotProvider } from './snapshot-provider.js';
+export {
+  AdminBadResponse,
+  AdminBusy,
+  AdminErrorCode,
+  AdminInvalidOption,
+  AdminListenFailed,
+  AdminMethodNotAllowed,
+  AdminNotFound,
+  AdminUnavailable,
+  AdminUnreachable,
+  CliUsageError,
+  MetricsFailed,
+  NodeStartFailed,
+  SnapshotFailed,
+  SnapshotTimeout,
+} from './errors.js';

@@ -1,0 +1,74 @@
+import type { ActorStatus, ActorSystem, ProcessInfo } from '../actors/index.js';
+import { ByteBudget } from './snapshot-budget.js';
+
+/** One live process, as `ActorSystem.info` reports it; lists of refs are given as counts. */
+export interface ProcessEntry {
+  readonly ref: string;
+  readonly name: string | null;
+  readonly behaviour: string;
+  readonly status: ActorStatus;
+  readonly mailboxLength: number;
+  readonly mailboxCapacity: number;
+  readonly messagesHandled: number;
+  readonly messagesDropped: number;
+  readonly links: number;
+  readonly monitors: number;
+  readonly monitoredBy: number;
+  readonly trapExit: boolean;
+  readonly timers: number;
+  readonly parent: string | null;
+  readonly memoryEstimate: number;
+}
+
+export interface ProcessSnapshot {
+  readonly node: string;
+  readonly takenAt: string;
+  /** Live processes when the snapshot was taken; more than `processes.length` when truncated. */
+  readonly total: number;
+  /** Oldest first. */
+  readonly processes: readonly ProcessEntry[];
+  readonly truncated: boolean;
+  readonly maxBytes: number;
+}
+
+/** Every live process, oldest first, until the byte cap; read through `processes()` and `info()` only. */
+export function takeProcessSnapshot(system: ActorSystem, maxBytes: number): ProcessSnapshot {
+  const budget = new ByteBudget(maxBytes);
+  const refs = system.processes();
+  const processes: ProcessEntry[] = [];
+  for (const ref of refs) {
+    const info = system.info(ref);
+    if (info === undefined) continue;
+    const entry = toEntry(info);
+    if (!budget.take(entry)) break;
+    processes.push(entry);
+  }
+  return {
+    node: system.node,
+    takenAt: new Date().toISOString(),
+    total: refs.length,
+    processes,
+    truncated: budget.exhausted,
+    maxBytes,
+  };
+}
+
+function toEntry(info: ProcessInfo): ProcessEntry {
+  return {
+    ref: String(info.ref),
+    name: info.name ?? null,
+    behaviour: info.behaviour,
+    status: info.status,
+    mailboxLength: info.mailboxLength,
+    mailboxCapacity: info.mailboxCapacity,
+    messagesHandled: info.messagesHandled,
+    messagesDropped: info.messagesDropped,
+    links: info.links.length,
+    monitors: info.monitors.length,
+    monitoredBy: info.monitoredBy.length,
+    trapExit: info.trapExit,
+    timers: info.timers,
+    parent: info.parent === undefined ? null : String(info.parent),
+    memoryEstimate: info.memoryEstimate,
+  };
+}

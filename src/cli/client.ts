@@ -1,0 +1,32 @@
+import { AdminBadResponse, AdminUnreachable } from '../admin/errors.js';
+
+export interface AdminAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** GETs `path` from the admin surface at `baseUrl` and parses its JSON body, whatever the HTTP status. */
+export async function getJson(baseUrl: string, path: string, timeoutMs: number): Promise<AdminAnswer> {
+  const url = new URL(path, baseUrl).toString();
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+  } catch (error) {
+    throw new AdminUnreachable(url, error);
+  }
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) as unknown };
+  } catch {
+    throw new AdminBadResponse(url, response.status, `not JSON: ${text.slice(0, 120)}`);
+  }
+}
+
+/** The `{ error: { code, message } }` body the admin surface answers failures with, if it is one. */
+export function errorOf(body: unknown): { code: string; message: string } | undefined {
+  if (body === null || typeof body !== 'object' || !('error' in body)) return undefined;
+  const error = (body as { error: unknown }).error;
+  if (error === null || typeof error !== 'object') return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? { code, message: typeof message === 'string' ? message : '' } : undefined;
+}

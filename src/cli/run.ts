@@ -1,0 +1,156 @@
+import { parseArgs } from 'node:util';
+import type { HealthReport } from '../admin/admin-actor.js';
+import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
+import type { ProcessSnapshot } from '../admin/process-snapshot.js';
+import type { TreeSnapshot } from '../admin/tree-snapshot.js';
+import { errorOf, getJson } from './client.js';
+import { formatHealth, formatProcesses, formatTree } from './format.js';
+
+/** Exit codes of `molo`. */
+export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Where `molo` finds the node when neither --url nor MOLO_ADMIN_URL says: the admin surface's default address. */
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:9710';
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+export const USAGE = `usage: molo <command> [--url URL] [--json] [--timeout MS]
+
+commands:
+  tree      the live supervision tree: states, restart counts, intensity, mailboxes
+  ps        every live process
+  health    ok, or why not (exit code 1 unless ok)
+  help      this text
+
+options:
+  --url URL      the node's admin surface (default: $MOLO_ADMIN_URL, else ${DEFAULT_ADMIN_URL})
+  --json         print the endpoint's raw JSON
+  --timeout MS   how long to wait for the node (default ${DEFAULT_TIMEOUT_MS})
+
+exit codes: 0 ok, 1 node unreachable or not healthy or error, 2 usage
+`;
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+interface Invocation {
+  readonly command: 'tree' | 'ps' | 'health' | 'help';
+  readonly url: string;
+  readonly json: boolean;
+  readonly timeoutMs: number;
+}
+
+/** Runs `molo` with `argv` (without node and script); resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  let invocation: Invocation;
+  try {
+    invocation = parseInvocation(argv, io.env);
+  } catch (error) {
+    io.stderr(`molo: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return ExitCode.Usage;
+  }
+  if (invocation.command === 'help') {
+    io.stdout(USAGE);
+    return ExitCode.Ok;
+  }
+  try {
+    return await execute(invocation, io);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    io.stderr(`molo: ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return ExitCode.Failed;
+  }
+}
+
+function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        url: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    throw new CliUsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) return { command: 'help', url: DEFAULT_ADMIN_URL, json: false, timeoutMs: DEFAULT_TIMEOUT_MS };
+  if (positionals.length === 0) throw new CliUsageError('no command given');
+  if (positionals.length > 1) throw new CliUsageError(`one command at a time, got: ${positionals.join(' ')}`);
+  const command = positionals[0]!;
+  if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help') {
+    throw new CliUsageError(`unknown command '${command}'`);
+  }
+  const fromEnv = env['MOLO_ADMIN_URL'];
+  const url = values.url ?? (fromEnv === undefined || fromEnv === '' ? DEFAULT_ADMIN_URL : fromEnv);
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch {
+    throw new CliUsageError(`--url is not a URL: ${url}`);
+  }
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new CliUsageError(`--url must be http(s), got ${url}`);
+  const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : Number(values.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
+    throw new CliUsageError(`--timeout must be an integer in 1..600000 ms, got ${values.timeout}`);
+  }
+  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs };
+}
+
+async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
+  const { command, url, json, timeoutMs } = invocation;
+  switch (command) {
+    case 'tree': {
+      const body = await expectOk(url, '/tree', timeoutMs, (value) => isObject(value) && 'root' in value && 'sections' in value);
+      io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatTree(body as TreeSnapshot));
+      return ExitCode.Ok;
+    }
+    case 'ps': {
+      const body = await expectOk(url, '/processes', timeoutMs, (value) => isObject(value) && Array.isArray((value as { processes?: unknown }).processes));
+      io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatProcesses(body as ProcessSnapshot));
+      return ExitCode.Ok;
+    }
+    case 'health': {
+      const answer = await getJson(url, '/health', timeoutMs);
+      const body = answer.body;
+      if (!isObject(body) || typeof (body as { status?: unknown }).status !== 'string') {
+        throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, 'no status field');
+      }
+      if (json) io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+      else if ('node' in body) io.stdout(formatHealth(body as HealthReport));
+      else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}\n`);
+      return answer.status === 200 ? ExitCode.Ok : ExitCode.Failed;
+    }
+    case 'help':
+      io.stdout(USAGE);
+      return ExitCode.Ok;
+    default: {
+      const unknown: never = command;
+      throw new CliUsageError(`unknown command ${String(unknown)}`);
+    }
+  }
+}
+
+async function expectOk(url: string, path: string, timeoutMs: number, valid: (body: unknown) => boolean): Promise<unknown> {
+  const answer = await getJson(url, path, timeoutMs);
+  const endpoint = new URL(path, url).toString();
+  if (answer.status !== 200) {
+    const error = errorOf(answer.body);
+    throw new AdminBadResponse(endpoint, answer.status, error === undefined ? 'no error body' : `${error.code}: ${error.message}`);
+  }
+  if (!valid(answer.body)) throw new AdminBadResponse(endpoint, answer.status, 'not the shape this endpoint answers');
+  return answer.body;
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object';
+}

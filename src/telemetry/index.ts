@@ -1,0 +1,14 @@
+// Telemetry: the lowest layer, imported by all; it never imports src/actors or src/behaviours.
+export { createLogger, type LogDestination, type LoggerOptions } from './logger.js';
+export { silentLogger, type LogFn, type Logger, type LogLevel } from './logger-api.js';
+export { RuntimeMetrics, type MetricsOptions } from './metrics.js';
+export { RuntimeTracer, SpanName, TRACER_NAME } from './tracing.js';
+export { createTelemetry, Telemetry, type TelemetryOptions } from './telemetry.js';
+export {
+  classifyExit,
+  EXIT_CLASSES,
+  type ActorSample,
+  type ExitClass,
+  type TelemetryActor,
+  type TelemetrySpan,
+} from './actor-shape.js';

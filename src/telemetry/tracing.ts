@@ -1,0 +1,102 @@
+import {
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type AttributeValue,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { TelemetrySpan } from './actor-shape.js';
+
+/** The instrumentation scope of every span Molo opens. */
+export const TRACER_NAME = 'molo';
+
+/** Span names, one per instrumented operation. */
+export const SpanName = {
+  /** A `call` (and so every GenServer call), from send to reply, timeout or callee exit. */
+  call: 'molo.call',
+  /** A supervisor restarting a child's group, from the decision to the group running again. */
+  restart: 'molo.supervisor.restart',
+} as const;
+
+/** The API's proxy provider (what the global provider is until and after an SDK registers). */
+interface DelegatingProvider extends TracerProvider {
+  getDelegateTracer(name: string, version?: string): Tracer | undefined;
+}
+
+/**
+ * Opens spans through `@opentelemetry/api`'s global tracer provider, and only when an SDK is
+ * registered: without one, `startSpan` returns undefined after one property read, so the kernel
+ * neither builds a span nor wraps the operation. A span the SDK does not record (not sampled) is
+ * dropped the same way.
+ *
+ * Like the API's own proxy tracer, it holds the API's proxy provider, so an SDK registered after
+ * the telemetry was made is picked up from then on (and kept, as the proxy tracer keeps it; after
+ * `trace.disable()`, make a new telemetry).
+ */
+export class RuntimeTracer {
+  #tracer: Tracer | undefined;
+  readonly #proxy: DelegatingProvider | undefined;
+
+  constructor(provider: TracerProvider = trace.getTracerProvider()) {
+    if (isDelegating(provider)) this.#proxy = provider;
+    else this.#tracer = provider.getTracer(TRACER_NAME);
+  }
+
+  /** True once an SDK is registered (through the API) to record spans. */
+  get active(): boolean {
+    return this.#resolve() !== undefined;
+  }
+
+  /** A recording span, or undefined when nothing would record it (no SDK, or not sampled). */
+  startSpan(name: string, attributes: Readonly<Record<string, unknown>>): TelemetrySpan | undefined {
+    const tracer = this.#resolve();
+    if (tracer === undefined) return undefined;
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL });
+    if (!span.isRecording()) {
+      span.end();
+      return undefined;
+    }
+    span.setAttributes(toAttributes(attributes));
+    return new OpenSpan(span);
+  }
+
+  #resolve(): Tracer | undefined {
+    return (this.#tracer ??= this.#proxy!.getDelegateTracer(TRACER_NAME));
+  }
+}
+
+function isDelegating(provider: TracerProvider): provider is DelegatingProvider {
+  return typeof (provider as Partial<DelegatingProvider>).getDelegateTracer === 'function';
+}
+
+class OpenSpan implements TelemetrySpan {
+  constructor(readonly span: Span) {}
+
+  end(error?: unknown, attributes?: Readonly<Record<string, unknown>>): void {
+    if (attributes !== undefined) this.span.setAttributes(toAttributes(attributes));
+    if (error !== undefined) {
+      this.span.recordException(error instanceof Error ? error : String(error));
+      this.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    }
+    this.span.end();
+  }
+}
+
+/** OTel attribute values are primitives (or arrays of them); refs and reasons become their text. */
+function toAttributes(fields: Readonly<Record<string, unknown>>): Attributes {
+  const attributes: Attributes = {};
+  for (const key in fields) {
+    const value = fields[key];
+    if (value === undefined || value === null) continue;
+    attributes[key] = isAttributeValue(value) ? value : String(value);
+  }
+  return attributes;
+}
+
+function isAttributeValue(value: unknown): value is AttributeValue {
+  const type = typeof value;
+  return type === 'string' || type === 'number' || type === 'boolean';
+}

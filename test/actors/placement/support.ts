@@ -1,0 +1,112 @@
+import { afterEach, expect } from 'vitest';
+import {
+  behaviourModule,
+  hostsExited,
+  placementHosts,
+  type ActorSystem,
+  type ActorSystemOptions,
+  type PlacedSpawnOptions,
+  type Ref,
+} from '../../../src/actors/index.js';
+import { eventually, testSystem } from '../../support/systems.js';
+import type { ProbeOptions, ProbeRequest } from './fixtures/probe.js';
+
+export type HostPlacement = 'thread' | 'process';
+export const HOST_PLACEMENTS: readonly HostPlacement[] = ['thread', 'process'];
+
+export const probeModule = new URL('./fixtures/probe.ts', import.meta.url);
+export const counterModule = new URL('./fixtures/counter.ts', import.meta.url);
+
+/** Systems of this file, and every host pid they started (checked dead after each test). */
+const systems = new Set<ActorSystem>();
+const hostPids = new Set<number>();
+
+/**
+ * A test system for placement. After each test its hosts must have stopped by themselves (every
+ * placed actor is gone by then), no child process it started may still run, and no worker thread
+ * or child process handle may be left open.
+ */
+export function placementSystem(options: ActorSystemOptions = {}): ActorSystem {
+  const system = testSystem({ node: 'placed', ...options });
+  systems.add(system);
+  return system;
+}
+
+/** Spawns a probe (see fixtures/probe.ts) and remembers its host's pid for the leak check. */
+export async function spawnProbe(
+  system: ActorSystem,
+  placement: HostPlacement | 'loop',
+  options: Omit<PlacedSpawnOptions, 'placement'> = {},
+  probeOptions: ProbeOptions = {},
+): Promise<Ref> {
+  const ref = await system.spawnPlaced(behaviourModule(probeModule, 'probe', probeOptions), { ...options, placement });
+  for (const host of placementHosts(system)) if (host.placement === 'process' && host.pid !== undefined) hostPids.add(host.pid);
+  return ref;
+}
+
+/** A typed call to a probe. */
+export function ask<T = unknown>(system: ActorSystem, ref: Ref | string, request: ProbeRequest, timeoutMs?: number): Promise<T> {
+  return system.call<T>(ref, request, timeoutMs);
+}
+
+/** Stops `refs` (kill) and waits until each has exited. */
+export async function killAll(system: ActorSystem, ...refs: Ref[]): Promise<void> {
+  const exits = refs.map((ref) => system.exited(ref));
+  for (const ref of refs) system.exit(ref, 'kill');
+  await Promise.all(exits);
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Worker threads show as MessagePort, child processes as ProcessWrap (and their IPC pipe). */
+const HOST_HANDLES = ['MessagePort', 'ProcessWrap', 'PipeWrap'];
+const countHandles = (): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (const resource of process.getActiveResourcesInfo()) {
+    if (HOST_HANDLES.includes(resource)) counts.set(resource, (counts.get(resource) ?? 0) + 1);
+  }
+  return counts;
+};
+const baseline = countHandles();
+
+function openHostHandles(): string[] {
+  const open: string[] = [];
+  for (const [resource, count] of countHandles()) {
+    if (count > (baseline.get(resource) ?? 0)) open.push(`${resource} x${count - (baseline.get(resource) ?? 0)}`);
+  }
+  return open;
+}
+
+afterEach(async () => {
+  const problems: string[] = [];
+  for (const system of systems) {
+    try {
+      // A host whose last actor exited stops by itself.
+      await eventually(() => placementHosts(system).length === 0, 10_000, 'idle hosts to stop');
+    } catch {
+      problems.push(`hosts still running: ${JSON.stringify(placementHosts(system))}`);
+    }
+    system.shutdown();
+    await hostsExited(system);
+  }
+  systems.clear();
+  try {
+    await eventually(() => [...hostPids].every((pid) => !pidAlive(pid)), 10_000, 'host processes to exit');
+  } catch {
+    problems.push(`host processes alive: ${[...hostPids].filter(pidAlive).join(', ')}`);
+  }
+  hostPids.clear();
+  try {
+    await eventually(() => openHostHandles().length === 0, 10_000, 'host handles to close');
+  } catch {
+    problems.push(`open handles: ${openHostHandles().join(', ')}`);
+  }
+  expect(problems, 'placement left hosts behind').toEqual([]);
+});

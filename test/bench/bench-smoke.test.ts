@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RESULTS = join(ROOT, 'bench', 'results', 'actors.json');
+const run = promisify(execFile);
+
+interface ResultRow {
+  case: string;
+  impl: string;
+  ops_per_s: number | null;
+  [extra: string]: unknown;
+}
+
+/** The smoke run rewrites bench/results/actors.json: keep a full run's results across `npm test`. */
+let previous: string | undefined;
+beforeAll(async () => {
+  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
+});
+afterAll(async () => {
+  if (previous !== undefined) await writeFile(RESULTS, previous);
+  else await rm(RESULTS, { force: true });
+});
+
+describe('npm run bench -- actors (smoke)', () => {
+  it('runs send and call quickly and writes Molo rows', { timeout: 60_000 }, async () => {
+    const { stdout, stderr } = await run('npx', ['tsx', 'bench/run.ts', 'actors', '--quick', '--cases', 'send,call'], {
+      cwd: ROOT,
+      timeout: 55_000,
+    });
+    const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
+
+    for (const name of ['send', 'call']) {
+      const molo = rows.find((row) => row.case === name && row.impl === 'molo');
+      expect(molo, `molo ${name} row`).toBeDefined();
+      expect(molo!.ops_per_s).toBeGreaterThan(0);
+      expect(molo!.mode).toBe('quick');
+      const ratio = rows.find((row) => row.case === name && row.impl === 'ratio');
+      expect(ratio, `${name} ratio row`).toBeDefined();
+      expect(typeof ratio!.vs_xstate).toBe('number');
+      expect(typeof ratio!.vs_raw).toBe('number');
+    }
+    expect(rows.some((row) => row.case === 'spawn')).toBe(false);
+
+    // Erlang rows are measured when `erl` is there, and reported unavailable (not failed) when it is not.
+    const erlang = rows.filter((row) => row.impl === 'erlang');
+    expect(erlang).toHaveLength(2);
+    const unavailable = erlang.every((row) => row.ops_per_s === null && typeof row.unavailable === 'string');
+    if (unavailable) expect(stdout + stderr).toMatch(/Erlang rows unavailable/);
+    else for (const row of erlang) expect(row.ops_per_s).toBeGreaterThan(0);
+
+    expect(stdout).toMatch(/Ratios \(Molo ÷ peer\):/);
+    expect(stdout).toMatch(/^send\s.*÷erlang/m);
+  });
+
+  it('lists the suites and exits 2 for an unknown suite', async () => {
+    const failure = await run('npx', ['tsx', 'bench/run.ts', 'nope'], { cwd: ROOT }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toMatch(/suites:\n\s+actors/);
+  });
+});
