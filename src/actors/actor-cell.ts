@@ -106,18 +106,22 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
       const overflow = this.mailboxOptions.overflow;
       if (overflow === 'reject') throw new MailboxFull(this.self, this.mailboxOptions.capacity);
       this.droppedCount++;
-      if (overflow === 'drop-newest') return;
+      if (overflow === 'drop-newest') return this.#dropped(message);
       // drop-oldest drops the oldest user message: a queued EXIT or DOWN is never dropped.
       const oldest = mailbox.findIndex(isUserMessage);
-      if (oldest === 0) mailbox.shift();
-      else if (oldest > 0) mailbox.removeAt(oldest);
-      else return;
+      if (oldest < 0) return this.#dropped(message);
+      this.#dropped(oldest === 0 ? mailbox.shift() : mailbox.removeAt(oldest));
     }
     mailbox.push(message);
     if ((this.flags & SCHEDULED) === 0) {
       this.flags |= SCHEDULED;
       this.host.enqueueRun(this);
     }
+  }
+
+  /** A dropped call fails at once with MailboxFull rather than leaving its caller to time out. */
+  #dropped(message: unknown): void {
+    if (message instanceof CallRequest) message._settle?.(message, false, new MailboxFull(this.self, this.mailboxOptions.capacity));
   }
 
   /** Enqueues a kernel signal (EXIT, DOWN): never refused, never dropped by overflow policy. */

@@ -74,6 +74,8 @@ export class ActorSystem implements KernelHost {
   readonly callTimeoutMs: number;
   readonly observer: KernelObserver | undefined;
   readonly logger: Logger | undefined;
+  /** Observer hooks and exit watchers that threw (each is logged); the kernel carried on. */
+  hookFailures = 0;
   readonly payloadLimitBytes: number;
 
   readonly #cells = new Map<number, ActorCell>();
@@ -152,7 +154,7 @@ export class ActorSystem implements KernelHost {
         cell.startLink = options.link;
       }
     }
-    this.observer?.spawned(cell);
+    if (this.observer !== undefined) this.#observe(() => this.observer!.spawned(cell));
     if (logic.init === undefined) {
       cell.flags |= INITIALIZED;
       const onStarted = cell.onStarted;
@@ -348,7 +350,13 @@ export class ActorSystem implements KernelHost {
   };
 
   #lookup(target: Ref | string): ActorCell | undefined {
-    return (typeof target === 'string' ? this.#names.get(target) : target._cell) as ActorCell | undefined;
+    if (typeof target === 'string') return this.#names.get(target);
+    return (target._cell as ActorCell | undefined) ?? this.#byId(target);
+  }
+
+  /** A ref rebuilt from its parts (not the object spawn returned) still reaches a live local actor. */
+  #byId(ref: Ref): ActorCell | undefined {
+    return ref.creation === this.creation && ref.node === this.node ? this.#cells.get(ref.id) : undefined;
   }
 
   // ---- exits, links, monitors -------------------------------------------------------------
@@ -442,9 +450,31 @@ export class ActorSystem implements KernelHost {
     if (cell.monitoredBy !== null) {
       const watchers = cell.monitoredBy;
       cell.monitoredBy = null;
-      for (const [id, watcher] of watchers) notifyWatcher(watcher, id, ref, reason);
+      for (const [id, watcher] of watchers) this.#notifyWatcher(watcher, id, ref, reason);
     }
-    this.observer?.exited(cell, reason);
+    if (this.observer !== undefined) this.#observe(() => this.observer!.exited(cell, reason));
+  }
+
+  #notifyWatcher(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+    if (watcher instanceof ActorCell) {
+      watcher.monitoring?.delete(id);
+      watcher.deliverSignal(new DownMessage(id, ref, reason));
+    } else {
+      this.#observe(() => watcher(reason, ref));
+    }
+  }
+
+  /**
+   * Runs a hook (an observer, an exit watcher) inside the kernel's own work: one that throws must
+   * not stop exit propagation or the run queue, so the failure is counted and logged instead.
+   */
+  #observe(hook: () => void): void {
+    try {
+      hook();
+    } catch (error) {
+      this.hookFailures++;
+      this.logger?.error({ err: error }, 'a kernel hook (observer or exit watcher) threw');
+    }
   }
 
   linkCells(cell: ActorCell, target: Ref): void {
@@ -485,7 +515,7 @@ export class ActorSystem implements KernelHost {
         this.#router.monitor(watcher, target, id);
         return id;
       }
-      notifyWatcher(watcher, id, target, 'noproc');
+      this.#notifyWatcher(watcher, id, target, 'noproc');
       return id;
     }
     (cell.monitoredBy ??= new Map()).set(id, watcher);
@@ -603,14 +633,6 @@ export class ActorSystem implements KernelHost {
   }
 }
 
-function notifyWatcher(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
-  if (watcher instanceof ActorCell) {
-    watcher.monitoring?.delete(id);
-    watcher.deliverSignal(new DownMessage(id, ref, reason));
-  } else {
-    watcher(reason, ref);
-  }
-}
 
 function expireCall(call: CallRequest): void {
   call._timer = null;
