@@ -5,7 +5,8 @@
 import type { ActorRuntime, ExitReason, MailboxOptions, Ref } from '../../actors/index.js';
 import type { ChildSpec, RestartType, ShutdownPolicy } from '../child-spec.js';
 import { GenServer } from '../gen-server.js';
-import { KILL_WAIT_MS, ProgramSupervisorServer } from './program-supervisor-server.js';
+import { KILL_WAIT_MS } from './program-shutdown.js';
+import { ProgramSupervisorServer } from './program-supervisor-server.js';
 import type { ProgramReply, ProgramRequest, ProgramStatus, ProgramSupervisorStatus } from './protocol.js';
 import { MAX_STOP_TIMEOUT_MS, resolveProgramSupervisorSpec, type ProgramSupervisorSpec, type ResolvedProgramSupervisorSpec } from './spec.js';
 

@@ -58,6 +58,10 @@ export type ProgramRequest =
 /** Errors travel as values so the caller, not the supervisor, throws them. */
 export type ProgramReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error };
 
+export function okReply<T>(value: T): ProgramReply<T> {
+  return { ok: true, value };
+}
+
 // ---- internal messages (sent by the process and probe callbacks and by the actor's timers) ----
 
 /** The OS could not spawn run `runId` of `program`. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProgramSupervisor } from '../../../src/behaviours/programs/index.js';
-import { isFailedExit, restartDelay, restartsAfterExit } from '../../../src/behaviours/programs/restart-policy.js';
+import { backoffDelay as restartDelay } from '../../../src/behaviours/child-spec.js';
+import { isFailedExit, restartsAfterExit } from '../../../src/behaviours/programs/restart-policy.js';
 import { testSystem } from '../../support/systems.js';
 import { captureLogger, eventsOf, expectNoProgramProcesses, nodeProgram, waitForProgram } from './helpers.js';
 
