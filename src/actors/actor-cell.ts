@@ -1,19 +1,14 @@
-import type {
-  ActorBehaviour,
-  ActorContext,
-  ActorRuntime,
-  ActorStatus,
-  Envelope,
-  HandlerFunction,
-  ProcessInfo,
-  SpawnOptions,
-} from './behaviour.js';
-import { ActorCrashed, MailboxFull, NotInActor, ReceivePending } from './errors.js';
+import type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunction, SpawnOptions } from './behaviour.js';
+import { AWAITING, EXITED, INITIALIZED, INITIALIZING, RUNNING, SCHEDULED, STOPPING, TRAP_EXIT } from './cell-flags.js';
+import { ActorCrashed, MailboxFull, NotInActor } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
-import { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
+import { CallRequest, DownMessage, ExitMessage, type ReceiveTimeout } from './messages.js';
+import { cancelOwnedTimers, cancelTimer, sendAfter } from './owned-timers.js';
+import { actorStatus, DEFAULT_BEHAVIOUR_NAME, processInfo, type ActorStatus, type ProcessInfo } from './process-info.js';
 import type { MonitorRef, Ref } from './ref.js';
-import { TimerEntry, type TimerService } from './timers.js';
+import { dropReceive, offerToReceiver, selectiveReceive, type PendingReceive } from './selective-receive.js';
+import type { TimerEntry, TimerService } from './timers.js';
 import { silentLogger, type Logger } from '../telemetry/logger-api.js';
 
 /** What a cell needs from the system that hosts it. */
@@ -36,33 +31,11 @@ export interface KernelHost extends ActorRuntime {
   callFrom(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown>;
 }
 
-// Flag bits, kept in one small integer so an idle actor stays small.
-export const SCHEDULED = 1;
-export const AWAITING = 2;
-export const TRAP_EXIT = 4;
-export const EXITED = 8;
-export const INITIALIZED = 16;
-export const STOPPING = 32;
-export const RUNNING = 64;
-/** init has started and not yet settled (it may be async). */
-export const INITIALIZING = 128;
-
-interface PendingReceive {
-  readonly predicate: (message: unknown) => boolean;
-  readonly resolve: (message: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  timer: TimerEntry | null;
-}
-
-const DEFAULT_NAME = 'actor';
-/** Fixed bytes of a cell, its ref and its table entry, measured with `npm run bench -- actors` (idle). */
-const CELL_BYTES = 200;
-const MESSAGE_BYTES = 48;
-const EDGE_BYTES = 40;
-
 /**
- * The kernel's per-actor record and the context handed to its callbacks. Everything optional is
- * created on first use: an idle actor with no links, timers or messages holds only these fields.
+ * The kernel's per-actor record and the context handed to its callbacks: message intake and the
+ * execution loop live here; selective receive, owned timers and process info are functions over
+ * these fields in their own modules. Everything optional is created on first use: an idle actor
+ * with no links, timers or messages holds only these fields.
  */
 export class ActorCell<M = unknown> implements ActorContext<M> {
   flags = 0;
@@ -99,7 +72,7 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   /** Enqueues a user message, applying capacity and overflow policy. */
   deliver(message: unknown): void {
     if (this.flags & EXITED) return;
-    if (this.receiver !== null && this.#offerToReceiver(message)) return;
+    if (this.receiver !== null && offerToReceiver(this, message)) return;
     let mailbox = this.mailbox;
     if (mailbox === null) mailbox = this.mailbox = new Mailbox();
     else if (mailbox.length >= this.mailboxOptions.capacity) {
@@ -127,32 +100,12 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   /** Enqueues a kernel signal (EXIT, DOWN): never refused, never dropped by overflow policy. */
   deliverSignal(message: unknown): void {
     if (this.flags & EXITED) return;
-    if (this.receiver !== null && this.#offerToReceiver(message)) return;
+    if (this.receiver !== null && offerToReceiver(this, message)) return;
     (this.mailbox ??= new Mailbox()).push(message);
     if ((this.flags & SCHEDULED) === 0) {
       this.flags |= SCHEDULED;
       this.host.enqueueRun(this);
     }
-  }
-
-  #offerToReceiver(message: unknown): boolean {
-    const receiver = this.receiver!;
-    let matches: boolean;
-    try {
-      matches = receiver.predicate(message);
-    } catch (error) {
-      // The predicate is the receiver's code running in the sender's stack: its failure goes to the
-      // receiver's pending receive (and so to its handler), never to the sender. The message stays queued.
-      this.receiver = null;
-      if (receiver.timer !== null) this.host.timers.cancel(receiver.timer);
-      receiver.reject(error);
-      return false;
-    }
-    if (!matches) return false;
-    this.receiver = null;
-    if (receiver.timer !== null) this.host.timers.cancel(receiver.timer);
-    receiver.resolve(message);
-    return true;
   }
 
   // ---- execution --------------------------------------------------------------------------
@@ -290,14 +243,8 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   /** Called by the kernel at exit: releases every owned resource. */
   release(reason: ExitReason): void {
     if (this.onStarted !== undefined) this.#failStart(reason);
-    if (this.timerSet !== null) {
-      for (const timer of this.timerSet) this.host.timers.cancel(timer);
-      this.timerSet = null;
-    }
-    if (this.receiver !== null) {
-      if (this.receiver.timer !== null) this.host.timers.cancel(this.receiver.timer);
-      this.receiver = null;
-    }
+    cancelOwnedTimers(this);
+    dropReceive(this);
     this.abortController?.abort(reason);
     this.mailbox = null;
   }
@@ -309,7 +256,11 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
     return (this.#log ??=
       this.host.logger === undefined
         ? silentLogger
-        : this.host.logger.child({ actor: this.self.toString(), name: this.name, behaviour: this.behaviour.name ?? DEFAULT_NAME }));
+        : this.host.logger.child({
+            actor: this.self.toString(),
+            name: this.name,
+            behaviour: this.behaviour.name ?? DEFAULT_BEHAVIOUR_NAME,
+          }));
   }
 
   get system(): ActorRuntime {
@@ -384,45 +335,15 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   }
 
   receive(predicate: (message: Envelope<M>) => boolean, timeoutMs?: number): Promise<Envelope<M> | ReceiveTimeout> {
-    if ((this.flags & (RUNNING | AWAITING)) === 0) throw new NotInActor('receive');
-    if (this.receiver !== null) throw new ReceivePending(this.self);
-    const mailbox = this.mailbox;
-    if (mailbox !== null) {
-      const index = mailbox.findIndex(predicate as (message: unknown) => boolean);
-      if (index >= 0) return Promise.resolve(mailbox.removeAt(index) as Envelope<M>);
-    }
-    if (timeoutMs === 0) return Promise.resolve(RECEIVE_TIMEOUT);
-    // After exit nothing is delivered and no timer may be armed: the receive never settles, as at exit.
-    if (this.flags & EXITED) return new Promise(() => {});
-    return new Promise((resolve, reject) => {
-      const receiver: PendingReceive = {
-        predicate: predicate as (message: unknown) => boolean,
-        resolve: resolve as (message: unknown) => void,
-        reject,
-        timer: null,
-      };
-      if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
-        receiver.timer = this.host.timers.schedule(timeoutMs, expireReceive, this);
-      }
-      this.receiver = receiver;
-    });
+    return selectiveReceive(this, predicate as (message: unknown) => boolean, timeoutMs) as Promise<Envelope<M> | ReceiveTimeout>;
   }
 
   sendAfter(delayMs: number, message: unknown, target: Ref = this.self): TimerEntry {
-    // A handler that outlived its actor gets an inactive timer: nothing would release a live one.
-    if (this.flags & EXITED) return new TimerEntry(Infinity, () => {}, null);
-    const timers = (this.timerSet ??= new Set());
-    const entry = this.host.timers.schedule(delayMs, fireOwnedTimer, { cell: this, message, target, entry: null });
-    (entry.arg as OwnedTimer).entry = entry;
-    timers.add(entry);
-    return entry;
+    return sendAfter(this, delayMs, message, target);
   }
 
   cancelTimer(timer: TimerEntry): boolean {
-    if (this.timerSet === null || !this.timerSet.delete(timer)) return false;
-    const wasActive = timer.active;
-    this.host.timers.cancel(timer);
-    return wasActive;
+    return cancelTimer(this, timer);
   }
 
   register(name: string): void {
@@ -436,60 +357,11 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   // ---- introspection ---------------------------------------------------------------------
 
   get status(): ActorStatus {
-    const flags = this.flags;
-    if (flags & EXITED) return 'exited';
-    if (flags & STOPPING) return 'exiting';
-    if ((flags & (INITIALIZED | INITIALIZING)) !== INITIALIZED) return 'initializing';
-    if (flags & (RUNNING | AWAITING)) return 'running';
-    if (flags & SCHEDULED) return 'runnable';
-    return 'waiting';
+    return actorStatus(this.flags);
   }
 
   info(): ProcessInfo {
-    const links = this.links ? [...this.links] : [];
-    const monitors = this.monitoring ? [...this.monitoring.values()] : [];
-    const monitoredBy: Ref[] = [];
-    if (this.monitoredBy !== null) {
-      for (const watcher of this.monitoredBy.values()) if (watcher instanceof ActorCell) monitoredBy.push(watcher.self);
-    }
-    const mailboxLength = this.mailbox?.length ?? 0;
-    return {
-      ref: this.self,
-      name: this.name,
-      behaviour: this.behaviour.name ?? DEFAULT_NAME,
-      status: this.status,
-      mailboxLength,
-      mailboxCapacity: this.mailboxOptions.capacity,
-      messagesHandled: this.handledCount,
-      messagesDropped: this.droppedCount,
-      links,
-      monitors,
-      monitoredBy,
-      trapExit: this.trapsExit,
-      timers: this.timerSet?.size ?? 0,
-      parent: this.parent,
-      memoryEstimate:
-        CELL_BYTES +
-        mailboxLength * MESSAGE_BYTES +
-        (links.length + monitors.length + monitoredBy.length + (this.timerSet?.size ?? 0)) * EDGE_BYTES,
-    };
-  }
-}
-
-interface OwnedTimer {
-  readonly cell: ActorCell;
-  readonly message: unknown;
-  readonly target: Ref;
-  entry: TimerEntry | null;
-}
-
-function fireOwnedTimer(timer: OwnedTimer): void {
-  timer.cell.timerSet?.delete(timer.entry!);
-  if (timer.cell.flags & EXITED) return;
-  try {
-    timer.cell.host.send(timer.target, timer.message);
-  } catch {
-    // A timer message to a full or dead mailbox is lost, as OTP's would be; the drop is counted there.
+    return processInfo(this);
   }
 }
 
@@ -497,17 +369,10 @@ function isUserMessage(message: unknown): boolean {
   return !(message instanceof ExitMessage || message instanceof DownMessage);
 }
 
-function expireReceive(cell: ActorCell): void {
-  const receiver = cell.receiver;
-  if (receiver === null) return;
-  cell.receiver = null;
-  receiver.resolve(RECEIVE_TIMEOUT);
-}
-
 /** Adapts a plain function to a behaviour. */
 export function toBehaviour<M>(behaviour: ActorBehaviour<M> | HandlerFunction<M>): ActorBehaviour<M> {
   if (typeof behaviour !== 'function') return behaviour;
-  return { name: behaviour.name || DEFAULT_NAME, handle: (ctx, message) => behaviour(message, ctx) };
+  return { name: behaviour.name || DEFAULT_BEHAVIOUR_NAME, handle: (ctx, message) => behaviour(message, ctx) };
 }
 
 export function notInActor(operation: string): never {

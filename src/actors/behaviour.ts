@@ -5,7 +5,9 @@ import type { MonitorRef, Ref } from './ref.js';
 import type { TimerEntry } from './timers.js';
 import type { Clock } from './clock.js';
 import type { KernelObserver } from './observer.js';
+import type { ActorStatus, ProcessInfo } from './process-info.js';
 import type { Logger } from '../telemetry/logger-api.js';
+import type { BehaviourModule, PlacedSpawnOptions } from './placement/types.js';
 
 /** Anything an actor may be handed: its own messages or the kernel's. */
 export type Envelope<M> = M | SystemMessage;
@@ -37,27 +39,6 @@ export interface SpawnOptions {
   readonly onStarted?: (error: ExitReason | undefined) => void;
   /** @internal the actor's parent when it is not the spawner (a placed actor: its `link`). */
   readonly parent?: Ref;
-}
-
-export type ActorStatus = 'initializing' | 'runnable' | 'running' | 'waiting' | 'exiting' | 'exited';
-
-export interface ProcessInfo {
-  readonly ref: Ref;
-  readonly name: string | undefined;
-  readonly behaviour: string;
-  readonly status: ActorStatus;
-  readonly mailboxLength: number;
-  readonly mailboxCapacity: number;
-  readonly messagesHandled: number;
-  readonly messagesDropped: number;
-  readonly links: readonly Ref[];
-  readonly monitors: readonly Ref[];
-  readonly monitoredBy: readonly Ref[];
-  readonly trapExit: boolean;
-  readonly timers: number;
-  readonly parent: Ref | undefined;
-  /** Rough bytes held by the actor: fixed cost plus mailbox, links and monitors. */
-  readonly memoryEstimate: number;
 }
 
 /** What a handler may do; the kernel passes it to every callback. */
@@ -111,6 +92,8 @@ export interface ActorRuntime {
   readonly clock: Clock;
   readonly observer: KernelObserver | undefined;
   spawn<N>(behaviour: ActorBehaviour<N> | HandlerFunction<N>, options?: SpawnOptions): Ref;
+  /** Spawns an actor from a module, on this loop, in a worker thread or in a child process; resolves after its init. */
+  spawnPlaced(behaviour: BehaviourModule, options?: PlacedSpawnOptions): Promise<Ref>;
   send(target: Ref | string, message: unknown): void;
   call<Reply = unknown>(target: Ref | string, request: unknown, timeoutMs?: number): Promise<Reply>;
   exit(target: Ref, reason: ExitReason): void;
@@ -123,4 +106,4 @@ export interface ActorRuntime {
   exited(target: Ref): Promise<ExitReason>;
 }
 
-export type { CallRequest };
+export type { ActorStatus, CallRequest, ProcessInfo };

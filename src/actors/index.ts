@@ -1,15 +1,13 @@
-export { ActorSystem, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_ACTORS, MAX_ACTORS_CAP, MAX_TIMEOUT_MS } from './system.js';
-export type { ActorSystemOptions } from './system.js';
-export type {
-  ActorBehaviour,
-  ActorContext,
-  ActorRuntime,
-  ActorStatus,
-  Envelope,
-  HandlerFunction,
-  ProcessInfo,
-  SpawnOptions,
-} from './behaviour.js';
+export { ActorSystem } from './system.js';
+export {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_MAX_ACTORS,
+  MAX_ACTORS_CAP,
+  MAX_TIMEOUT_MS,
+  type ActorSystemOptions,
+} from './system-options.js';
+export type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunction, SpawnOptions } from './behaviour.js';
+export type { ActorStatus, ProcessInfo } from './process-info.js';
 export { Ref, type MonitorRef } from './ref.js';
 export { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout, type SystemMessage } from './messages.js';
 export { formatReason, isCleanExit, isShutdownWith, shutdownWith, type ExitReason, type ShutdownWith } from './exit.js';

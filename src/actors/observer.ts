@@ -1,4 +1,4 @@
-import type { ProcessInfo } from './behaviour.js';
+import type { ProcessInfo } from './process-info.js';
 import type { ExitReason } from './exit.js';
 import type { Ref } from './ref.js';
 

@@ -1,69 +1,32 @@
-import { ActorCell, AWAITING, EXITED, INITIALIZED, SCHEDULED, TRAP_EXIT, toBehaviour, type KernelHost } from './actor-cell.js';
-import type { ActorBehaviour, HandlerFunction, ProcessInfo, SpawnOptions } from './behaviour.js';
-import { systemClock, type Clock } from './clock.js';
-import {
-  ActorLimitReached,
-  AlreadyNamed,
-  CalleeExited,
-  CallTimeout,
-  InvalidOption,
-  NameTaken,
-  NoProc,
-  SystemStopped,
-} from './errors.js';
+import { ActorCell, toBehaviour, type KernelHost } from './actor-cell.js';
+import type { ActorBehaviour, HandlerFunction, SpawnOptions } from './behaviour.js';
+import { Calls, endSpanWith } from './calls.js';
+import { EXITED, INITIALIZED, SCHEDULED, TRAP_EXIT } from './cell-flags.js';
+import type { Clock } from './clock.js';
+import { ActorLimitReached, InvalidOption, NoProc, SystemStopped } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { resolveMailboxOptions } from './mailbox.js';
-import { CallRequest, DownMessage, ExitMessage } from './messages.js';
-import { Ref, type MonitorRef } from './ref.js';
-import { RingQueue } from './ring-queue.js';
-import { TimerService } from './timers.js';
 import type { KernelObserver } from './observer.js';
+import type { ProcessInfo } from './process-info.js';
+import { Ref, type MonitorRef } from './ref.js';
+import { NameRegistry } from './registry.js';
+import { Scheduler } from './scheduler.js';
+import { ExitSignals, type SignalHost } from './signals.js';
+import { checkTimeout, resolveSystemOptions, type ActorSystemOptions } from './system-options.js';
+import { TimerService } from './timers.js';
 import type { Logger } from '../telemetry/logger-api.js';
 import type { BehaviourModule } from './placement/behaviour-module.js';
 import type { PlacedSpawnOptions } from './placement/hub.js';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from './placement/limits.js';
-import type { Router } from './placement/router.js';
-
-export interface ActorSystemOptions {
-  /** This node's name, carried by every ref; default `local`. */
-  readonly node?: string;
-  /** Distinguishes incarnations of a node; default random. */
-  readonly creation?: number;
-  readonly clock?: Clock;
-  /** Live actors at most; default {@link DEFAULT_MAX_ACTORS}, cap {@link MAX_ACTORS_CAP}. */
-  readonly maxActors?: number;
-  /** Callbacks one actor runs before the next ready actor gets its turn; default 1,024. */
-  readonly batch?: number;
-  /** Callbacks run before yielding to the event loop; default 16,384. */
-  readonly budget?: number;
-  /** Default timeout of `call`; default 5,000 ms. */
-  readonly callTimeoutMs?: number;
-  /** Lifecycle hooks for telemetry; absent means no cost. */
-  readonly observer?: KernelObserver;
-  /** Root of every actor's `ctx.log` (a child bound with the actor's ref, name and behaviour); absent: silent. */
-  readonly logger?: Logger;
-  /**
-   * Cap on one encoded frame crossing a placement boundary (a message, call, reply or spawn
-   * argument); default 1 MiB, at most 64 MiB. Over it, `send`/`call` fail with PayloadTooLarge.
-   */
-  readonly payloadLimitBytes?: number;
-}
-
-export const DEFAULT_MAX_ACTORS = 4_194_304;
-export const MAX_ACTORS_CAP = 134_217_727;
-export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
-/** The largest delay a native timer supports. */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
-
-const RESOLVED = Promise.resolve();
-
-type Watcher = ActorCell | ((reason: ExitReason, ref: Ref) => void);
+import type { RoutedSystem, Router, Watcher } from './placement/router.js';
 
 /**
- * One node's actors: spawning, the run queue, signals (exits, links, monitors), calls and the
- * registry. Nothing here runs a callback in the caller's stack: `send` only enqueues.
+ * One node's actors: spawning, sends and calls, and each actor's exit. It runs ready actors as a
+ * Scheduler (scheduler.ts); signals (exits, links, monitors), calls in flight and names are kept
+ * by parts it owns (signals.ts, calls.ts, registry.ts). Spawn, send and the run queue stay in
+ * this object, so the hot paths take no extra hop. Nothing here runs a callback in the caller's
+ * stack: `send` only enqueues.
  */
-export class ActorSystem implements KernelHost {
+export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, SignalHost {
   readonly node: string;
   readonly creation: number;
   readonly clock: Clock;
@@ -79,13 +42,10 @@ export class ActorSystem implements KernelHost {
   readonly payloadLimitBytes: number;
 
   readonly #cells = new Map<number, ActorCell>();
-  readonly #names = new Map<string, ActorCell>();
-  readonly #runQueue = new RingQueue<ActorCell>();
-  readonly #batch: number;
-  readonly #budget: number;
-  #drainPending = false;
+  readonly #registry = new NameRegistry(this);
+  readonly #calls: Calls;
+  readonly #signals: ExitSignals;
   #nextId = 0;
-  #nextMonitor = 0;
   #stopped = false;
   readonly #dying: ActorCell[] = [];
   #propagating = false;
@@ -95,24 +55,21 @@ export class ActorSystem implements KernelHost {
   readonly #tracing: boolean;
 
   constructor(options: ActorSystemOptions = {}) {
-    this.node = options.node ?? 'local';
-    this.creation = options.creation ?? 1 + Math.floor(Math.random() * 0x7fff_fffe);
-    this.clock = options.clock ?? systemClock;
-    this.timers = new TimerService(this.clock);
-    this.outside = new Ref(this.node, 0, this.creation);
-    this.maxActors = checkInteger('maxActors', options.maxActors ?? DEFAULT_MAX_ACTORS, 1, MAX_ACTORS_CAP);
-    this.#batch = checkInteger('batch', options.batch ?? 1_024, 1, 1_000_000);
-    this.#budget = checkInteger('budget', options.budget ?? 16_384, 1, 10_000_000);
-    this.callTimeoutMs = checkTimeout('callTimeoutMs', options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const resolved = resolveSystemOptions(options);
+    super(resolved.batch, resolved.budget);
+    this.node = resolved.node;
+    this.creation = resolved.creation;
+    this.clock = resolved.clock;
+    this.maxActors = resolved.maxActors;
+    this.callTimeoutMs = resolved.callTimeoutMs;
+    this.payloadLimitBytes = resolved.payloadLimitBytes;
     this.observer = options.observer;
     this.logger = options.logger;
-    this.payloadLimitBytes = checkInteger(
-      'payloadLimitBytes',
-      options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES,
-      1,
-      MAX_PAYLOAD_LIMIT_BYTES,
-    );
+    this.timers = new TimerService(this.clock);
+    this.outside = new Ref(this.node, 0, this.creation);
     this.#tracing = typeof options.observer?.startSpan === 'function';
+    this.#calls = new Calls(this.timers);
+    this.#signals = new ExitSignals(this);
   }
 
   // ---- spawning -----------------------------------------------------------------------------
@@ -132,7 +89,7 @@ export class ActorSystem implements KernelHost {
     const mailbox = resolveMailboxOptions(options?.mailbox);
     let linkTo: ActorCell | undefined;
     if (options !== undefined) {
-      if (options.name !== undefined) this.#checkNameFree(options.name);
+      if (options.name !== undefined) this.#registry.checkFree(options.name);
       if (options.link !== undefined) {
         linkTo = options.link._cell as ActorCell | undefined;
         if (linkTo === undefined) throw new NoProc(options.link);
@@ -144,7 +101,7 @@ export class ActorSystem implements KernelHost {
     this.#cells.set(ref.id, cell);
     if (options !== undefined) {
       if (options.trapExit) cell.flags |= TRAP_EXIT;
-      if (options.name !== undefined) this.registerCell(options.name, cell);
+      if (options.name !== undefined) this.#registry.register(options.name, cell);
       if (linkTo !== undefined) {
         (cell.links = new Set()).add(linkTo.self);
         (linkTo.links ??= new Set()).add(ref);
@@ -154,7 +111,7 @@ export class ActorSystem implements KernelHost {
         cell.startLink = options.link;
       }
     }
-    if (this.observer !== undefined) this.#observe(() => this.observer!.spawned(cell));
+    if (this.observer !== undefined) this.runHook(() => this.observer!.spawned(cell));
     if (logic.init === undefined) {
       cell.flags |= INITIALIZED;
       const onStarted = cell.onStarted;
@@ -184,41 +141,9 @@ export class ActorSystem implements KernelHost {
     this.#router = router;
   }
 
-  // ---- run queue ---------------------------------------------------------------------------
-
-  enqueueRun(cell: ActorCell): void {
-    this.#runQueue.push(cell);
-    if (!this.#drainPending) {
-      this.#drainPending = true;
-      // A resolved promise's then costs less than queueMicrotask, which wraps each callback in an
-      // AsyncResource (about 150 ns a hop, paid by every call and every child start).
-      RESOLVED.then(this.#drain);
-    }
-  }
-
-  readonly #drain = (): void => {
-    const queue = this.#runQueue;
-    const batch = this.#batch;
-    let budget = this.#budget;
-    while (budget > 0) {
-      const cell = queue.shift();
-      if (cell === undefined) break;
-      if ((cell.flags & (SCHEDULED | AWAITING | EXITED)) !== SCHEDULED) continue;
-      const ran = cell.run(budget < batch ? budget : batch);
-      budget -= ran > 0 ? ran : 1;
-      if ((cell.flags & (SCHEDULED | AWAITING | EXITED)) === SCHEDULED) queue.push(cell);
-    }
-    // Out of budget with work left: yield to I/O, then continue.
-    if (queue.length > 0) setImmediate(this.#drain);
-    else this.#drainPending = false;
-  };
-
-  /** Resolves once no actor is ready to run (async callbacks waiting on I/O may still be pending). */
-  async settle(maxRounds = 10_000): Promise<void> {
-    for (let round = 0; round < maxRounds; round++) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (!this.#drainPending && this.#runQueue.length === 0) return;
-    }
+  /** @internal The installed router, if any. */
+  get router(): Router | undefined {
+    return this.#router;
   }
 
   // ---- messages and calls ------------------------------------------------------------------
@@ -262,45 +187,17 @@ export class ActorSystem implements KernelHost {
       span.end(error);
       throw error;
     }
-    return promise.then(
-      (reply) => {
-        span.end();
-        return reply;
-      },
-      (error: unknown) => {
-        span.end(error);
-        throw error;
-      },
-    );
+    return endSpanWith(span, promise);
   }
 
   #call(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
     const cell = this.#lookup(target);
     if (cell === undefined) return this.#callElsewhere(target, request, timeoutMs);
     const timeout = timeoutMs === undefined ? this.callTimeoutMs : checkTimeout('call timeout', timeoutMs);
-    const call = new CallRequest(request, cell.self);
-    const promise = new Promise<unknown>((resolve, reject) => {
-      call._resolve = resolve;
-      call._reject = reject;
-    });
-    call._settle = this.#settleCall;
-    const head = cell.calls;
-    if (head !== null) {
-      head._prev = call;
-      call._next = head;
-    }
-    cell.calls = call;
-    call._timeoutMs = timeout;
-    call._timer = this.timers.schedule(timeout, expireCall, call);
-    try {
-      cell.deliver(call);
-    } catch (error) {
-      this.#settleCall(call, false, error);
-    }
-    return promise;
+    return this.#calls.open(cell, request, timeout);
   }
 
-  /** A call to an actor of another creation: the caller-side timer is armed here, the router delivers. */
+  /** A call to an actor of another creation, by its ref or by a name held in a host. */
   #callElsewhere(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
     const router = this.#router;
     const callee =
@@ -313,44 +210,11 @@ export class ActorSystem implements KernelHost {
             : undefined;
     if (callee === undefined) return Promise.reject(new NoProc(target));
     const timeout = timeoutMs === undefined ? this.callTimeoutMs : checkTimeout('call timeout', timeoutMs);
-    const call = new CallRequest(request, callee);
-    const promise = new Promise<unknown>((resolve, reject) => {
-      call._resolve = resolve;
-      call._reject = reject;
-    });
-    call._settle = this.#settleCall;
-    call._timeoutMs = timeout;
-    call._timer = this.timers.schedule(timeout, expireCall, call);
-    try {
-      router!.call(call);
-    } catch (error) {
-      call._settle?.(call, false, error);
-    }
-    return promise;
+    return this.#calls.openElsewhere(router!, callee, request, timeout);
   }
 
-  readonly #settleCall = (call: CallRequest, ok: boolean, value: unknown): void => {
-    if (call._settle === null) return;
-    call._settle = null;
-    const prev = call._prev;
-    const next = call._next;
-    if (prev !== null) prev._next = next;
-    else {
-      const cell = call.callee._cell as ActorCell | undefined;
-      if (cell !== undefined && cell.calls === call) cell.calls = next;
-    }
-    if (next !== null) next._prev = prev;
-    call._prev = call._next = null;
-    if (call._timer !== null) {
-      this.timers.cancel(call._timer);
-      call._timer = null;
-    }
-    if (ok) call._resolve(value);
-    else call._reject(value);
-  };
-
   #lookup(target: Ref | string): ActorCell | undefined {
-    if (typeof target === 'string') return this.#names.get(target);
+    if (typeof target === 'string') return this.#registry.cellOf(target);
     return (target._cell as ActorCell | undefined) ?? this.#byId(target);
   }
 
@@ -359,28 +223,15 @@ export class ActorSystem implements KernelHost {
     return ref.creation === this.creation && ref.node === this.node ? this.#cells.get(ref.id) : undefined;
   }
 
-  // ---- exits, links, monitors -------------------------------------------------------------
+  // ---- exits ------------------------------------------------------------------------------
 
   exit(target: Ref, reason: ExitReason): void {
-    this.exitSignal(target, this.outside, reason);
+    this.#signals.exitSignal(target, this.outside, reason);
   }
 
   /** OTP's exit/2: `kill` is untrappable; a trapping target gets a message; `normal` is ignored. */
   exitSignal(target: Ref, from: Ref, reason: ExitReason): void {
-    const cell = target._cell as ActorCell | undefined;
-    if (cell === undefined) {
-      if (target.creation !== this.creation) this.#router?.exitSignal(target, from, reason);
-      return;
-    }
-    if (reason === 'kill') this.terminateCell(cell, 'killed');
-    else if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
-    else if (reason !== 'normal' || from === target) this.terminateCell(cell, reason);
-  }
-
-  /** A linked actor exited: the same rules, except that a link never carries an untrappable kill. */
-  #linkSignal(cell: ActorCell, from: Ref, reason: ExitReason): void {
-    if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
-    else if (reason !== 'normal') this.terminateCell(cell, reason);
+    this.#signals.exitSignal(target, from, reason);
   }
 
   /**
@@ -388,9 +239,7 @@ export class ActorSystem implements KernelHost {
    * the signal, as from a local link. Nothing happens if they are no longer linked.
    */
   linkExit(target: Ref, from: Ref, reason: ExitReason): void {
-    const cell = target._cell as ActorCell | undefined;
-    if (cell === undefined || cell.links === null || !cell.links.delete(from)) return;
-    this.#linkSignal(cell, from, reason);
+    this.#signals.linkExit(target, from, reason);
   }
 
   terminateCell(cell: ActorCell, reason: ExitReason): void {
@@ -409,66 +258,23 @@ export class ActorSystem implements KernelHost {
     }
   }
 
+  /** Everything an exited actor held is released, in this order: table, name, resources, calls, signals. */
   #finalize(cell: ActorCell): void {
     const reason = cell.exitReason!;
-    const ref = cell.self;
-    this.#cells.delete(ref.id);
-    ref._cell = undefined;
-    if (cell.name !== undefined && this.#names.get(cell.name) === cell) {
-      this.#names.delete(cell.name);
-      this.#router?.unregistered(cell.name, ref);
-    }
+    this.#cells.delete(cell.self.id);
+    cell.self._cell = undefined;
+    if (cell.name !== undefined) this.#registry.release(cell);
     cell.release(reason);
-    for (let call = cell.calls; call !== null; ) {
-      const next: CallRequest | null = call._next;
-      call._prev = call._next = null;
-      this.#settleCall(call, false, new CalleeExited(ref, reason));
-      call = next;
-    }
-    cell.calls = null;
-    if (cell.monitoring !== null) {
-      for (const [id, target] of cell.monitoring) {
-        const other = target._cell as ActorCell | undefined;
-        if (other !== undefined) other.monitoredBy?.delete(id);
-        else if (target.creation !== this.creation) this.#router?.demonitor(target, id);
-      }
-      cell.monitoring = null;
-    }
-    if (cell.links !== null) {
-      const links = cell.links;
-      cell.links = null;
-      for (const linked of links) {
-        const other = linked._cell as ActorCell | undefined;
-        if (other === undefined) {
-          if (linked.creation !== this.creation) this.#router?.linkExited(linked, ref, reason);
-          continue;
-        }
-        other.links?.delete(ref);
-        this.#linkSignal(other, ref, reason);
-      }
-    }
-    if (cell.monitoredBy !== null) {
-      const watchers = cell.monitoredBy;
-      cell.monitoredBy = null;
-      for (const [id, watcher] of watchers) this.#notifyWatcher(watcher, id, ref, reason);
-    }
-    if (this.observer !== undefined) this.#observe(() => this.observer!.exited(cell, reason));
-  }
-
-  #notifyWatcher(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
-    if (watcher instanceof ActorCell) {
-      watcher.monitoring?.delete(id);
-      watcher.deliverSignal(new DownMessage(id, ref, reason));
-    } else {
-      this.#observe(() => watcher(reason, ref));
-    }
+    if (cell.calls !== null) this.#calls.failAll(cell, reason);
+    this.#signals.propagateExit(cell, reason);
+    if (this.observer !== undefined) this.runHook(() => this.observer!.exited(cell, reason));
   }
 
   /**
-   * Runs a hook (an observer, an exit watcher) inside the kernel's own work: one that throws must
-   * not stop exit propagation or the run queue, so the failure is counted and logged instead.
+   * @internal Runs a hook (an observer, an exit watcher) inside the kernel's own work: one that
+   * throws must not stop exit propagation or the run queue, so the failure is counted and logged.
    */
-  #observe(hook: () => void): void {
+  runHook(hook: () => void): void {
     try {
       hook();
     } catch (error) {
@@ -477,73 +283,35 @@ export class ActorSystem implements KernelHost {
     }
   }
 
+  // ---- links and monitors -------------------------------------------------------------------
+
   linkCells(cell: ActorCell, target: Ref): void {
-    const other = target._cell as ActorCell | undefined;
-    // An exited actor (a handler that outlived it) links to nothing: no stale entry on the target.
-    if (other === cell || cell.flags & EXITED) return;
-    if (other === undefined) {
-      if (target.creation !== this.creation && this.#router !== undefined) {
-        (cell.links ??= new Set()).add(target);
-        this.#router.link(cell, target);
-        return;
-      }
-      this.#linkSignal(cell, target, 'noproc');
-      return;
-    }
-    (cell.links ??= new Set()).add(target);
-    (other.links ??= new Set()).add(cell.self);
+    this.#signals.link(cell, target);
   }
 
   unlinkCells(cell: ActorCell, target: Ref): void {
-    cell.links?.delete(target);
-    const other = target._cell as ActorCell | undefined;
-    if (other !== undefined) other.links?.delete(cell.self);
-    else if (target.creation !== this.creation) this.#router?.unlink(cell, target);
+    this.#signals.unlink(cell, target);
   }
 
   nextMonitorId(): number {
-    return ++this.#nextMonitor;
+    return this.#signals.nextMonitorId();
   }
 
   addMonitor(watcher: Watcher, target: Ref): MonitorRef {
-    const id = ++this.#nextMonitor;
-    if (watcher instanceof ActorCell && watcher.flags & EXITED) return id;
-    const cell = target._cell as ActorCell | undefined;
-    if (cell === undefined) {
-      if (target.creation !== this.creation && this.#router !== undefined) {
-        if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
-        this.#router.monitor(watcher, target, id);
-        return id;
-      }
-      this.#notifyWatcher(watcher, id, target, 'noproc');
-      return id;
-    }
-    (cell.monitoredBy ??= new Map()).set(id, watcher);
-    if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
-    return id;
+    return this.#signals.monitor(watcher, target);
   }
 
   removeMonitor(watcher: ActorCell, monitor: MonitorRef): void {
-    const target = watcher.monitoring?.get(monitor);
-    if (target === undefined) return;
-    watcher.monitoring!.delete(monitor);
-    const cell = target._cell as ActorCell | undefined;
-    if (cell !== undefined) cell.monitoredBy?.delete(monitor);
-    else if (target.creation !== this.creation) this.#router?.demonitor(target, monitor);
+    this.#signals.demonitor(watcher, monitor);
   }
 
   /** Watches an actor from outside any actor: `callback` runs synchronously at its exit. */
   watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void {
-    const id = this.addMonitor(callback, target);
-    return () => {
-      const cell = target._cell as ActorCell | undefined;
-      if (cell !== undefined) cell.monitoredBy?.delete(id);
-      else if (target.creation !== this.creation) this.#router?.demonitor(target, id);
-    };
+    return this.#signals.watch(target, callback);
   }
 
   exited(target: Ref): Promise<ExitReason> {
-    return new Promise((resolve) => this.addMonitor((reason) => resolve(reason), target));
+    return new Promise((resolve) => this.#signals.monitor((reason) => resolve(reason), target));
   }
 
   // ---- registry -------------------------------------------------------------------------------
@@ -551,42 +319,23 @@ export class ActorSystem implements KernelHost {
   register(name: string, target: Ref): void {
     const cell = target._cell as ActorCell | undefined;
     if (cell === undefined) throw new NoProc(target);
-    this.registerCell(name, cell);
+    this.#registry.register(name, cell);
   }
 
   registerCell(name: string, cell: ActorCell): void {
-    // An exited actor's name would never be freed.
-    if (cell.flags & EXITED) throw new NoProc(cell.self);
-    this.#checkNameFree(name);
-    if (cell.name !== undefined) throw new AlreadyNamed(cell.self, cell.name);
-    this.#names.set(name, cell);
-    cell.name = name;
-    this.#router?.registered(name, cell.self);
-  }
-
-  #checkNameFree(name: string): void {
-    if (typeof name !== 'string' || name.length === 0) throw new InvalidOption('name', 'must be a non-empty string');
-    const holder = this.#names.get(name);
-    if (holder !== undefined) throw new NameTaken(name, holder.self);
-    const elsewhere = this.#router?.whereis(name);
-    if (elsewhere !== undefined) throw new NameTaken(name, elsewhere);
+    this.#registry.register(name, cell);
   }
 
   unregister(name: string): boolean {
-    const cell = this.#names.get(name);
-    if (cell === undefined) return false;
-    this.#names.delete(name);
-    cell.name = undefined;
-    this.#router?.unregistered(name, cell.self);
-    return true;
+    return this.#registry.unregister(name);
   }
 
   whereis(name: string): Ref | undefined {
-    return this.#names.get(name)?.self ?? this.#router?.whereis(name);
+    return this.#registry.whereis(name);
   }
 
   registered(): string[] {
-    return [...this.#names.keys()];
+    return this.#registry.names();
   }
 
   // ---- introspection ----------------------------------------------------------------------------
@@ -631,24 +380,4 @@ export class ActorSystem implements KernelHost {
     for (const cell of cells) this.terminateCell(cell, 'shutdown');
     this.#router?.shutdown();
   }
-}
-
-
-function expireCall(call: CallRequest): void {
-  call._timer = null;
-  call._settle?.(call, false, new CallTimeout(call.callee, call._timeoutMs));
-}
-
-function checkInteger(option: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOption(option, `must be an integer in ${min}..${max}, got ${value}`);
-  }
-  return value;
-}
-
-function checkTimeout(option: string, value: number): number {
-  if (typeof value !== 'number' || !(value >= 0) || value > MAX_TIMEOUT_MS) {
-    throw new InvalidOption(option, `must be in 0..${MAX_TIMEOUT_MS} ms, got ${value}`);
-  }
-  return value;
 }

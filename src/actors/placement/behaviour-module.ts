@@ -3,19 +3,8 @@ import { pathToFileURL } from 'node:url';
 import type { ActorBehaviour, HandlerFunction } from '../behaviour.js';
 import { InvalidPlacement } from '../errors.js';
 
-/**
- * Where a placed actor's logic lives: a module and one of its exports, which is an ActorBehaviour
- * or a function returning one (called with `args`; it may be async). A thread or process host
- * imports the module itself, so the logic never has to cross the boundary; only `args` do, encoded.
- * `S` is a phantom type for typed refs (`GenServer.startPlaced`).
- */
-export interface BehaviourModule<S = unknown> {
-  readonly moduleUrl: string;
-  readonly exportName: string;
-  readonly args: readonly unknown[];
-  /** @internal phantom: the server type a GenServer module starts. */
-  readonly __server?: S;
-}
+export type { BehaviourModule } from './types.js';
+import type { BehaviourModule } from './types.js';
 
 /**
  * Names a behaviour by module and export. `moduleUrl` is a URL (`new URL('./worker.js',

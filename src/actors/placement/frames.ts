@@ -72,6 +72,22 @@ export type Frame =
   | readonly [K['Idle']]
   | readonly [K['Stop']];
 
+/** Frames about names, spawning and host lifetime, which the main system and a host handle differently. */
+export type ControlFrame = Extract<
+  Frame,
+  readonly [
+    | typeof FrameKind.SendName
+    | typeof FrameKind.NameAdd
+    | typeof FrameKind.NameRemove
+    | typeof FrameKind.Spawn
+    | typeof FrameKind.Spawned
+    | typeof FrameKind.SpawnFailed
+    | typeof FrameKind.Idle
+    | typeof FrameKind.Stop,
+    ...unknown[],
+  ]
+>;
+
 type Check = (value: unknown) => boolean;
 
 const any: Check = () => true;

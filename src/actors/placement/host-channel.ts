@@ -11,7 +11,9 @@ import { Worker } from 'node:worker_threads';
 import type { ShutdownWith } from '../exit.js';
 
 /** Where a placed actor runs: the main event loop, a worker thread, or a child process. */
-export type Placement = 'loop' | 'thread' | 'process';
+import type { Placement } from './types.js';
+
+export type { Placement } from './types.js';
 export type HostPlacement = Exclude<Placement, 'loop'>;
 
 /** What a host needs to start its own system: the same node, its own creation, the parent's limits. */

@@ -1,11 +1,11 @@
 import type { ActorCell } from '../actor-cell.js';
 import type { ExitReason } from '../exit.js';
 import type { Ref } from '../ref.js';
-import type { ActorSystem } from '../system.js';
 import { loadBehaviour } from './behaviour-module.js';
 import { FrameKind, type ModuleSpec, type SpawnStage, type WireSpawnOptions } from './frames.js';
 import type { HostInit } from './host-channel.js';
 import { RouterCore } from './router-core.js';
+import type { RoutedSystem } from './router.js';
 import { asBytes, frameDestination, HEADER_BYTES } from './wire.js';
 
 /** How a host reaches its parent. */
@@ -27,7 +27,7 @@ export class HostRouter extends RouterCore {
   #idleQueued = false;
 
   constructor(
-    system: ActorSystem,
+    system: RoutedSystem,
     init: HostInit,
     readonly channel: ParentChannel,
   ) {

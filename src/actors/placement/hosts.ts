@@ -2,7 +2,7 @@
  * Introspection of a system's hosts, without loading the placement machinery (msgpackr, worker
  * threads) for programs that never place an actor.
  */
-import type { ActorSystem } from '../system.js';
+import type { ActorRuntime } from '../behaviour.js';
 import type { HostPlacement } from './host-channel.js';
 
 /** A host as the main system sees it. */
@@ -23,15 +23,15 @@ export interface HostDirectory {
   allExited(): Promise<void>;
 }
 
-const directories = new WeakMap<ActorSystem, HostDirectory>();
+const directories = new WeakMap<ActorRuntime, HostDirectory>();
 
 /** @internal the hub of `system` registers itself on creation. */
-export function registerHostDirectory(system: ActorSystem, directory: HostDirectory): void {
+export function registerHostDirectory(system: ActorRuntime, directory: HostDirectory): void {
   directories.set(system, directory);
 }
 
 /** The hosts `system` runs now (empty when it never placed an actor in a thread or process). */
-export function placementHosts(system: ActorSystem): HostInfo[] {
+export function placementHosts(system: ActorRuntime): HostInfo[] {
   return directories.get(system)?.hosts() ?? [];
 }
 
@@ -39,6 +39,6 @@ export function placementHosts(system: ActorSystem): HostInfo[] {
  * Resolves once every host `system` started has exited: after `system.shutdown()`, or once their
  * actors are gone and they stopped.
  */
-export function hostsExited(system: ActorSystem): Promise<void> {
+export function hostsExited(system: ActorRuntime): Promise<void> {
   return directories.get(system)?.allExited() ?? Promise.resolve();
 }

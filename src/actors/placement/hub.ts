@@ -2,35 +2,16 @@ import { InvalidPlacement, NameTaken, NoProc, PlacementFailed, SystemStopped } f
 import type { ExitReason, ShutdownWith } from '../exit.js';
 import { resolveMailboxOptions, type MailboxOptions } from '../mailbox.js';
 import type { Ref } from '../ref.js';
-import type { ActorSystem } from '../system.js';
-import { checkBehaviourModule, loadBehaviour, type BehaviourModule } from './behaviour-module.js';
+import { checkBehaviourModule, loadBehaviour } from './behaviour-module.js';
+import type { BehaviourModule, PlacedSpawnOptions } from './types.js';
+
+export type { PlacedSpawnOptions } from './types.js';
 import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
 import { startHost, type HostChannel, type HostPlacement, type Placement } from './host-channel.js';
 import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
 import { RouterCore } from './router-core.js';
+import type { RoutedSystem } from './router.js';
 import { asBytes, encodeFrame, frameDestination, HEADER_BYTES } from './wire.js';
-
-/** Options of `system.spawnPlaced`. */
-export interface PlacedSpawnOptions {
-  /** `loop` (default: this event loop), `thread` (a worker thread) or `process` (a child process). */
-  readonly placement?: Placement;
-  /** Registers the actor under this name; the name is known to every system of the node. */
-  readonly name?: string;
-  /** Links the new actor to this one before its init runs. */
-  readonly link?: Ref;
-  readonly trapExit?: boolean;
-  readonly mailbox?: MailboxOptions;
-  /**
-   * Co-locates the actor in the named host (started on first use, with this placement); without
-   * it every placed actor gets a host of its own. A host stops when its last actor exits.
-   */
-  readonly host?: string;
-  /**
-   * Heap cap of the host started for this spawn (V8 old generation, MB); a host over it dies as out
-   * of memory, and its actors' links and monitors see that. Ignored when joining a running host.
-   */
-  readonly maxHeapMb?: number;
-}
 
 interface PlacedHost {
   readonly creation: number;
@@ -52,10 +33,10 @@ interface PendingSpawn {
 const PLACEMENTS: ReadonlySet<string> = new Set(['loop', 'thread', 'process']);
 const MAX_CREATION = 0x7fff_ffff;
 
-const hubs = new WeakMap<ActorSystem, PlacementHub>();
+const hubs = new WeakMap<RoutedSystem, PlacementHub>();
 
 /** The placement hub of `system`, made (and installed as its router) on first use. */
-export function placementHub(system: ActorSystem): PlacementHub {
+export function placementHub(system: RoutedSystem): PlacementHub {
   let hub = hubs.get(system);
   if (hub === undefined) {
     hub = new PlacementHub(system);
@@ -72,7 +53,7 @@ export function placementHub(system: ActorSystem): PlacementHub {
 }
 
 /** `system.spawnPlaced`: checks what every placement shares, then spawns here or in a host. */
-export async function spawnPlaced(system: ActorSystem, spec: BehaviourModule, options: PlacedSpawnOptions = {}): Promise<Ref> {
+export async function spawnPlaced(system: RoutedSystem, spec: BehaviourModule, options: PlacedSpawnOptions = {}): Promise<Ref> {
   if (system.stopped) throw new SystemStopped(system.node);
   checkBehaviourModule(spec);
   const placement = options.placement ?? 'loop';
@@ -91,7 +72,7 @@ export async function spawnPlaced(system: ActorSystem, spec: BehaviourModule, op
 }
 
 /** `loop`: the module is imported here and the actor spawned on this system. */
-async function spawnLocal(system: ActorSystem, spec: BehaviourModule, options: PlacedSpawnOptions): Promise<Ref> {
+async function spawnLocal(system: RoutedSystem, spec: BehaviourModule, options: PlacedSpawnOptions): Promise<Ref> {
   let behaviour: Awaited<ReturnType<typeof loadBehaviour>>;
   try {
     behaviour = await loadBehaviour(spec.moduleUrl, spec.exportName, spec.args);

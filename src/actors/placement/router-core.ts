@@ -1,37 +1,13 @@
-import { ActorCell, EXITED } from '../actor-cell.js';
-import { CalleeExited, CallTimeout, MailboxFull, NoProc, NotSerializable, PayloadTooLarge } from '../errors.js';
-import { formatReason, type ExitReason } from '../exit.js';
+import { ActorCell } from '../actor-cell.js';
+import { EXITED } from '../cell-flags.js';
+import { CalleeExited, NoProc } from '../errors.js';
+import type { ExitReason } from '../exit.js';
 import { DownMessage, type CallRequest } from '../messages.js';
 import type { MonitorRef, Ref } from '../ref.js';
-import type { ActorSystem } from '../system.js';
-import { checkCallFailure, FrameKind, type CallFailure, type Frame } from './frames.js';
-import type { Router, Watcher } from './router.js';
+import { callFailure, failureToError, portableReason } from './failures.js';
+import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
+import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
 import { decodeFrame, encodeFrame } from './wire.js';
-
-/** Counters of a router, for process info and tests. */
-export interface RouterStats {
-  framesSent: number;
-  framesReceived: number;
-  /** Malformed, oversized or misaddressed frames, dropped on arrival. */
-  framesDropped: number;
-  /** Remote messages a local mailbox refused (full) or that found no receiver by name. */
-  messagesDropped: number;
-}
-
-type ControlFrame = Extract<
-  Frame,
-  readonly [
-    | typeof FrameKind.SendName
-    | typeof FrameKind.NameAdd
-    | typeof FrameKind.NameRemove
-    | typeof FrameKind.Spawn
-    | typeof FrameKind.Spawned
-    | typeof FrameKind.SpawnFailed
-    | typeof FrameKind.Idle
-    | typeof FrameKind.Stop,
-    ...unknown[],
-  ]
->;
 
 /**
  * What the main system and every host share: the kernel's view of links, monitors and calls that
@@ -59,7 +35,7 @@ export abstract class RouterCore implements Router {
   readonly #dead = new WeakSet<Ref>();
   #nextCall = 0;
 
-  constructor(protected readonly system: ActorSystem) {
+  constructor(protected readonly system: RoutedSystem) {
     this.creation = system.creation;
     this.limitBytes = system.payloadLimitBytes;
   }
@@ -430,50 +406,4 @@ function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitRea
   } else {
     watcher(reason, ref);
   }
-}
-
-/** How a call failure travels back to the caller. */
-function callFailure(error: unknown): CallFailure {
-  if (error instanceof CalleeExited) return ['exited', error.reason];
-  if (error instanceof NoProc) return ['noproc'];
-  if (error instanceof CallTimeout) return ['timeout'];
-  if (error instanceof MailboxFull) return ['mailbox_full', error.capacity];
-  if (error instanceof PayloadTooLarge) return ['payload_too_large', error.sizeBytes, error.limitBytes];
-  return ['error', error instanceof Error ? error : new Error(String(error))];
-}
-
-/** The caller's typed error for a failure its callee's system reported. */
-function failureToError(call: CallRequest, value: unknown): unknown {
-  const failure = checkCallFailure(value);
-  if (failure === undefined) return new CalleeExited(call.callee, new Error('malformed reply'));
-  switch (failure[0]) {
-    case 'exited':
-      return new CalleeExited(call.callee, failure[1]);
-    case 'noproc':
-      return new NoProc(call.callee);
-    case 'timeout':
-      return new CallTimeout(call.callee, call._timeoutMs);
-    case 'mailbox_full':
-      return new MailboxFull(call.callee, failure[1]);
-    case 'payload_too_large':
-      return new PayloadTooLarge(failure[1], failure[2]);
-    case 'error':
-      return failure[1];
-    default: {
-      const unknown: never = failure;
-      return unknown;
-    }
-  }
-}
-
-/** An exit reason that can always be encoded: the original, simplified to plain data. */
-function portableReason(reason: ExitReason, failure: unknown): ExitReason {
-  if (typeof reason === 'string') return reason;
-  const why = failure instanceof NotSerializable || failure instanceof PayloadTooLarge ? failure.message : String(failure);
-  if (reason instanceof Error) {
-    const error = new Error(`${reason.name}: ${reason.message}`.slice(0, 4_096));
-    (error as Error & { code?: unknown }).code = (reason as Error & { code?: unknown }).code;
-    return error;
-  }
-  return { shutdown: `${formatReason(reason).slice(0, 4_096)} (${why})` };
 }

@@ -1,10 +1,21 @@
 import type { ActorCell } from '../actor-cell.js';
+import type { ActorRuntime } from '../behaviour.js';
 import type { ExitReason } from '../exit.js';
 import type { CallRequest } from '../messages.js';
 import type { MonitorRef, Ref } from '../ref.js';
 
 /** Who holds a monitor: an actor, or a kernel callback (`watch`, `exited`). */
 export type Watcher = ActorCell | ((reason: ExitReason, ref: Ref) => void);
+
+/** Counters of a router, for process info and tests. */
+export interface RouterStats {
+  framesSent: number;
+  framesReceived: number;
+  /** Malformed, oversized or misaddressed frames, dropped on arrival. */
+  framesDropped: number;
+  /** Remote messages a local mailbox refused (full) or that found no receiver by name. */
+  messagesDropped: number;
+}
 
 /**
  * The kernel's hook for refs that live elsewhere: a ref whose creation differs from the local
@@ -42,4 +53,25 @@ export interface Router {
   isAlive(target: Ref): boolean;
   /** The local system shut down (every local actor has exited). */
   shutdown(): void;
+}
+
+/**
+ * The system as its router sees it: an interface, so that placement (loaded by the system on
+ * first use) never imports the system back.
+ */
+export interface RoutedSystem extends ActorRuntime {
+  readonly payloadLimitBytes: number;
+  readonly callTimeoutMs: number;
+  readonly stopped: boolean;
+  readonly actorCount: number;
+  /** Installs the router for refs of other creations; throws if one is installed already. */
+  setRouter(router: Router): void;
+  /** Names held by local actors. */
+  registered(): string[];
+  exitSignal(target: Ref, from: Ref, reason: ExitReason): void;
+  /** A linked actor elsewhere exited: `target` drops the link and gets the signal. */
+  linkExit(target: Ref, from: Ref, reason: ExitReason): void;
+  linkCells(cell: ActorCell, target: Ref): void;
+  unlinkCells(cell: ActorCell, target: Ref): void;
+  watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void;
 }

@@ -1,0 +1,112 @@
+import type { ActorCell } from './actor-cell.js';
+import { CalleeExited, CallTimeout } from './errors.js';
+import type { ExitReason } from './exit.js';
+import { CallRequest } from './messages.js';
+import type { ObservedSpan } from './observer.js';
+import type { Ref } from './ref.js';
+import type { TimerService } from './timers.js';
+import type { Router } from './placement/router.js';
+
+/**
+ * Calls in flight, from opening to settling. A call is its CallRequest: listed on its callee's
+ * intrusive list (so the callee's exit fails them all in O(n)) and timed on the shared
+ * TimerService. It settles once, by whichever comes first: the reply, the timeout, the callee's
+ * exit, a refused delivery, or the router (a placed callee's reply, or its host's death).
+ */
+export class Calls {
+  constructor(readonly timers: TimerService) {}
+
+  /** A call to a local actor: listed on it, timed, then delivered; a refused delivery fails it at once. */
+  open(cell: ActorCell, request: unknown, timeoutMs: number): Promise<unknown> {
+    const call = new CallRequest(request, cell.self);
+    const promise = new Promise<unknown>((resolve, reject) => {
+      call._resolve = resolve;
+      call._reject = reject;
+    });
+    call._settle = this.settle;
+    const head = cell.calls;
+    if (head !== null) {
+      head._prev = call;
+      call._next = head;
+    }
+    cell.calls = call;
+    call._timeoutMs = timeoutMs;
+    call._timer = this.timers.schedule(timeoutMs, expireCall, call);
+    try {
+      cell.deliver(call);
+    } catch (error) {
+      this.settle(call, false, error);
+    }
+    return promise;
+  }
+
+  /** A call to an actor of another creation: the caller-side timer is armed here, the router delivers. */
+  openElsewhere(router: Router, callee: Ref, request: unknown, timeoutMs: number): Promise<unknown> {
+    const call = new CallRequest(request, callee);
+    const promise = new Promise<unknown>((resolve, reject) => {
+      call._resolve = resolve;
+      call._reject = reject;
+    });
+    call._settle = this.settle;
+    call._timeoutMs = timeoutMs;
+    call._timer = this.timers.schedule(timeoutMs, expireCall, call);
+    try {
+      router.call(call);
+    } catch (error) {
+      // The router may have wrapped `_settle` to forget the call too.
+      call._settle?.(call, false, error);
+    }
+    return promise;
+  }
+
+  /** Every call's `_settle` until it settles: unlists it, cancels its timer, settles its promise. */
+  readonly settle = (call: CallRequest, ok: boolean, value: unknown): void => {
+    if (call._settle === null) return;
+    call._settle = null;
+    const prev = call._prev;
+    const next = call._next;
+    if (prev !== null) prev._next = next;
+    else {
+      const cell = call.callee._cell as ActorCell | undefined;
+      if (cell !== undefined && cell.calls === call) cell.calls = next;
+    }
+    if (next !== null) next._prev = prev;
+    call._prev = call._next = null;
+    if (call._timer !== null) {
+      this.timers.cancel(call._timer);
+      call._timer = null;
+    }
+    if (ok) call._resolve(value);
+    else call._reject(value);
+  };
+
+  /** The callee exited: every call still waiting on it fails with CalleeExited. */
+  failAll(cell: ActorCell, reason: ExitReason): void {
+    for (let call = cell.calls; call !== null; ) {
+      const next: CallRequest | null = call._next;
+      call._prev = call._next = null;
+      this.settle(call, false, new CalleeExited(cell.self, reason));
+      call = next;
+    }
+    cell.calls = null;
+  }
+}
+
+/** A call's promise, ending `span` when it settles (with the error when it fails). */
+export function endSpanWith(span: ObservedSpan, promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (reply) => {
+      span.end();
+      return reply;
+    },
+    (error: unknown) => {
+      span.end(error);
+      throw error;
+    },
+  );
+}
+
+function expireCall(call: CallRequest): void {
+  call._timer = null;
+  call._settle?.(call, false, new CallTimeout(call.callee, call._timeoutMs));
+}

@@ -1,0 +1,174 @@
+import { ActorCell } from './actor-cell.js';
+import { EXITED, TRAP_EXIT } from './cell-flags.js';
+import type { ExitReason } from './exit.js';
+import { DownMessage, ExitMessage } from './messages.js';
+import type { MonitorRef, Ref } from './ref.js';
+import type { Router, Watcher } from './placement/router.js';
+
+/** What exit signals need from their system. */
+export interface SignalHost {
+  readonly creation: number;
+  /** Carries signals to and from actors of other creations (placed actors); undefined until one is placed. */
+  readonly router: Router | undefined;
+  /** Exits `cell` with `reason` now, without running `terminate`, and propagates. */
+  terminateCell(cell: ActorCell, reason: ExitReason): void;
+  /** Runs a kernel hook (an exit watcher) so that one that throws is counted and logged, not propagated. */
+  runHook(hook: () => void): void;
+}
+
+/**
+ * Exit signals, links and monitors, as OTP has them. Links are symmetric (a set of refs on each
+ * cell); a monitor is held twice, as `monitoring` on its watcher and `monitoredBy` on its target,
+ * so either side's exit drops it in O(1). An actor of another creation is the router's business.
+ */
+export class ExitSignals {
+  #nextMonitor = 0;
+  readonly #creation: number;
+
+  constructor(readonly host: SignalHost) {
+    this.#creation = host.creation;
+  }
+
+  /** OTP's exit/2: `kill` is untrappable; a trapping target gets a message; `normal` is ignored. */
+  exitSignal(target: Ref, from: Ref, reason: ExitReason): void {
+    const cell = target._cell as ActorCell | undefined;
+    if (cell === undefined) {
+      if (target.creation !== this.#creation) this.host.router?.exitSignal(target, from, reason);
+      return;
+    }
+    if (reason === 'kill') this.host.terminateCell(cell, 'killed');
+    else if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
+    else if (reason !== 'normal' || from === target) this.host.terminateCell(cell, reason);
+  }
+
+  /** A linked actor exited: the same rules, except that a link never carries an untrappable kill. */
+  #linkSignal(cell: ActorCell, from: Ref, reason: ExitReason): void {
+    if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
+    else if (reason !== 'normal') this.host.terminateCell(cell, reason);
+  }
+
+  /** A linked actor elsewhere exited: `target` drops the link and gets the signal, if still linked. */
+  linkExit(target: Ref, from: Ref, reason: ExitReason): void {
+    const cell = target._cell as ActorCell | undefined;
+    if (cell === undefined || cell.links === null || !cell.links.delete(from)) return;
+    this.#linkSignal(cell, from, reason);
+  }
+
+  link(cell: ActorCell, target: Ref): void {
+    const other = target._cell as ActorCell | undefined;
+    // An exited actor (a handler that outlived it) links to nothing: no stale entry on the target.
+    if (other === cell || cell.flags & EXITED) return;
+    if (other === undefined) {
+      const router = this.host.router;
+      if (target.creation !== this.#creation && router !== undefined) {
+        (cell.links ??= new Set()).add(target);
+        router.link(cell, target);
+        return;
+      }
+      this.#linkSignal(cell, target, 'noproc');
+      return;
+    }
+    (cell.links ??= new Set()).add(target);
+    (other.links ??= new Set()).add(cell.self);
+  }
+
+  unlink(cell: ActorCell, target: Ref): void {
+    cell.links?.delete(target);
+    const other = target._cell as ActorCell | undefined;
+    if (other !== undefined) other.links?.delete(cell.self);
+    else if (target.creation !== this.#creation) this.host.router?.unlink(cell, target);
+  }
+
+  nextMonitorId(): number {
+    return ++this.#nextMonitor;
+  }
+
+  /** A monitor of `target` held by `watcher`; a target that is not alive gives `noproc` at once. */
+  monitor(watcher: Watcher, target: Ref): MonitorRef {
+    const id = ++this.#nextMonitor;
+    if (watcher instanceof ActorCell && watcher.flags & EXITED) return id;
+    const cell = target._cell as ActorCell | undefined;
+    if (cell === undefined) {
+      const router = this.host.router;
+      if (target.creation !== this.#creation && router !== undefined) {
+        if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
+        router.monitor(watcher, target, id);
+        return id;
+      }
+      this.#notify(watcher, id, target, 'noproc');
+      return id;
+    }
+    (cell.monitoredBy ??= new Map()).set(id, watcher);
+    if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
+    return id;
+  }
+
+  demonitor(watcher: ActorCell, monitor: MonitorRef): void {
+    const target = watcher.monitoring?.get(monitor);
+    if (target === undefined) return;
+    watcher.monitoring!.delete(monitor);
+    this.#forget(target, monitor);
+  }
+
+  /** A kernel callback's monitor (`system.watch`); the returned function removes it. */
+  watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void {
+    const id = this.monitor(callback, target);
+    return () => this.#forget(target, id);
+  }
+
+  /** The target's side of monitor `id`. */
+  #forget(target: Ref, id: MonitorRef): void {
+    const cell = target._cell as ActorCell | undefined;
+    if (cell !== undefined) cell.monitoredBy?.delete(id);
+    else if (target.creation !== this.#creation) this.host.router?.demonitor(target, id);
+  }
+
+  /**
+   * `cell` exited with `reason`: the monitors it held are dropped, linked actors get the signal
+   * (those it terminates join the system's worklist), and its watchers get `DOWN`.
+   */
+  propagateExit(cell: ActorCell, reason: ExitReason): void {
+    // Kept this small so that it inlines into the exit path: many exits (an idle actor killed, a
+    // worker that ends) have no links or monitors, and a call for nothing costs them ~7% (measured).
+    if (cell.monitoring !== null || cell.links !== null || cell.monitoredBy !== null) this.#propagate(cell, reason);
+  }
+
+  #propagate(cell: ActorCell, reason: ExitReason): void {
+    const ref = cell.self;
+    if (cell.monitoring !== null) {
+      for (const [id, target] of cell.monitoring) {
+        const other = target._cell as ActorCell | undefined;
+        if (other !== undefined) other.monitoredBy?.delete(id);
+        else if (target.creation !== this.#creation) this.host.router?.demonitor(target, id);
+      }
+      cell.monitoring = null;
+    }
+    if (cell.links !== null) {
+      const links = cell.links;
+      cell.links = null;
+      for (const linked of links) {
+        const other = linked._cell as ActorCell | undefined;
+        if (other === undefined) {
+          if (linked.creation !== this.#creation) this.host.router?.linkExited(linked, ref, reason);
+          continue;
+        }
+        other.links?.delete(ref);
+        this.#linkSignal(other, ref, reason);
+      }
+    }
+    if (cell.monitoredBy !== null) {
+      const watchers = cell.monitoredBy;
+      cell.monitoredBy = null;
+      for (const [id, watcher] of watchers) this.#notify(watcher, id, ref, reason);
+    }
+  }
+
+  #notify(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+    if (watcher instanceof ActorCell) {
+      watcher.monitoring?.delete(id);
+      watcher.deliverSignal(new DownMessage(id, ref, reason));
+    } else {
+      this.host.runHook(() => watcher(reason, ref));
+    }
+  }
+}
