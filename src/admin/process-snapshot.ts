@@ -1,24 +1,16 @@
-import type { ActorStatus, ActorSystem, ProcessInfo } from '../actors/index.js';
+import type { ActorSystem, ProcessInfo } from '../actors/index.js';
 import { ByteBudget } from './snapshot-budget.js';
+import type { ProcessSummary } from './tree-snapshot.js';
 
 /** One live process, as `ActorSystem.info` reports it; lists of refs are given as counts. */
-export interface ProcessEntry {
-  readonly ref: string;
-  readonly name: string | null;
-  readonly behaviour: string;
-  readonly status: ActorStatus;
-  readonly mailboxLength: number;
-  readonly mailboxCapacity: number;
-  readonly messagesHandled: number;
-  readonly messagesDropped: number;
-  readonly links: number;
-  readonly monitors: number;
-  readonly monitoredBy: number;
-  readonly trapExit: boolean;
-  readonly timers: number;
-  readonly parent: string | null;
-  readonly memoryEstimate: number;
-}
+export type ProcessEntry = ProcessSummary &
+  Pick<ProcessInfo, 'trapExit' | 'timers' | 'memoryEstimate'> & {
+    readonly ref: string;
+    readonly links: number;
+    readonly monitors: number;
+    readonly monitoredBy: number;
+    readonly parent: string | null;
+  };
 
 export interface ProcessSnapshot {
   readonly node: string;

@@ -1,4 +1,4 @@
-import type { ActorRuntime, ActorStatus, ProcessInfo, Ref } from '../actors/index.js';
+import type { ActorRuntime, ProcessInfo, Ref } from '../actors/index.js';
 import {
   Supervisor,
   type ChildStatus,
@@ -18,15 +18,9 @@ export const SUPERVISOR_BEHAVIOUR = 'Supervisor';
 export const MAX_TREE_DEPTH = 64;
 
 /** What the kernel says about one process (`ActorSystem.info`), trimmed for snapshots. */
-export interface ProcessSummary {
+export type ProcessSummary = Pick<ProcessInfo, 'behaviour' | 'status' | 'mailboxLength' | 'mailboxCapacity' | 'messagesHandled' | 'messagesDropped'> & {
   readonly name: string | null;
-  readonly behaviour: string;
-  readonly status: ActorStatus;
-  readonly mailboxLength: number;
-  readonly mailboxCapacity: number;
-  readonly messagesHandled: number;
-  readonly messagesDropped: number;
-}
+};
 
 /** A supervisor's own figures, from `Supervisor.status`. */
 export interface SupervisorSummary {

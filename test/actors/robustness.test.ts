@@ -3,46 +3,43 @@ import { CallRequest, MailboxFull, Ref, type KernelObserver } from '../../src/ac
 import { testSystem } from '../support/systems.js';
 
 describe('kernel robustness', () => {
-  it('a call dropped by drop-newest fails at once with MailboxFull instead of timing out', async () => {
-    const system = testSystem();
+  /** An actor busy in an async handler until released, with a one-message mailbox. */
+  function blockedServer(system: ReturnType<typeof testSystem>, overflow: 'drop-newest' | 'drop-oldest') {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const busy = system.spawn(
+    const ref = system.spawn(
       async (message) => {
         if (message === 'block') await gate;
         if (message instanceof CallRequest) message.reply('ok');
       },
-      { mailbox: { capacity: 1, overflow: 'drop-newest' } },
+      { mailbox: { capacity: 1, overflow } },
     );
-    system.send(busy, 'block');
+    system.send(ref, 'block');
+    return { ref, release };
+  }
+
+  it('a call dropped by drop-newest fails at once with MailboxFull instead of timing out', async () => {
+    const system = testSystem();
+    const busy = blockedServer(system, 'drop-newest');
     await system.settle();
-    system.send(busy, 'filler');
+    system.send(busy.ref, 'filler');
     const started = Date.now();
-    await expect(system.call(busy, 'x', 60_000)).rejects.toBeInstanceOf(MailboxFull);
+    await expect(system.call(busy.ref, 'x', 60_000)).rejects.toBeInstanceOf(MailboxFull);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(system.info(busy)?.messagesDropped).toBe(1);
-    release();
-    system.exit(busy, 'kill');
+    expect(system.info(busy.ref)?.messagesDropped).toBe(1);
+    busy.release();
+    system.exit(busy.ref, 'kill');
   });
 
   it('a call dropped by drop-oldest fails at once with MailboxFull', async () => {
     const system = testSystem();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const busy = system.spawn(
-      async (message) => {
-        if (message === 'block') await gate;
-        if (message instanceof CallRequest) message.reply('ok');
-      },
-      { mailbox: { capacity: 1, overflow: 'drop-oldest' } },
-    );
-    system.send(busy, 'block');
+    const busy = blockedServer(system, 'drop-oldest');
     await system.settle();
-    const first = system.call(busy, 'first', 60_000);
-    system.send(busy, 'newer');
+    const first = system.call(busy.ref, 'first', 60_000);
+    system.send(busy.ref, 'newer');
     await expect(first).rejects.toMatchObject({ code: 'ACTOR_MAILBOX_FULL' });
-    release();
-    system.exit(busy, 'kill');
+    busy.release();
+    system.exit(busy.ref, 'kill');
   });
 
   it('an observer hook or exit watcher that throws does not stop exit propagation', async () => {

@@ -1,13 +1,13 @@
 import { InvalidPlacement, NameTaken, NoProc, PlacementFailed, SystemStopped } from '../errors.js';
 import type { ExitReason, ShutdownWith } from '../exit.js';
-import { resolveMailboxOptions, type MailboxOptions } from '../mailbox.js';
+import { resolveMailboxOptions } from '../mailbox.js';
 import type { Ref } from '../ref.js';
 import { checkBehaviourModule, loadBehaviour } from './behaviour-module.js';
 import type { BehaviourModule, PlacedSpawnOptions } from './types.js';
 
 export type { PlacedSpawnOptions } from './types.js';
 import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
-import { startHost, type HostChannel, type HostPlacement, type Placement } from './host-channel.js';
+import { startHost, type HostChannel, type HostPlacement } from './host-channel.js';
 import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
 import { RouterCore } from './router-core.js';
 import type { RoutedSystem } from './router.js';
