@@ -1,5 +1,5 @@
 import type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunction, SpawnOptions } from './behaviour.js';
-import { AWAITING, EXITED, INITIALIZED, INITIALIZING, RUNNING, SCHEDULED, STOPPING, TRAP_EXIT } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import { ActorCrashed, MailboxFull, NotInActor } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
@@ -10,6 +10,8 @@ import type { MonitorRef, Ref } from './ref.js';
 import { dropReceive, offerToReceiver, selectiveReceive, type PendingReceive } from './selective-receive.js';
 import type { TimerEntry, TimerService } from './timers.js';
 import { silentLogger, type Logger } from '../telemetry/logger-api.js';
+
+const { AWAITING, EXITED, INITIALIZED, INITIALIZING, RUNNING, SCHEDULED, STOPPING, TRAP_EXIT } = CellFlag;
 
 /** What a cell needs from the system that hosts it. */
 export interface KernelHost extends ActorRuntime {

@@ -1,9 +1,10 @@
 import type { ActorCell } from './actor-cell.js';
-import { CalleeExited, CallTimeout } from './errors.js';
+import { CalleeExited, CallTimeout, NoProc } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { CallRequest } from './messages.js';
 import type { ObservedSpan } from './observer.js';
 import type { Ref } from './ref.js';
+import { checkTimeout } from './system-options.js';
 import type { TimerService } from './timers.js';
 import type { Router } from './placement/router.js';
 
@@ -14,10 +15,17 @@ import type { Router } from './placement/router.js';
  * exit, a refused delivery, or the router (a placed callee's reply, or its host's death).
  */
 export class Calls {
-  constructor(readonly timers: TimerService) {}
+  constructor(
+    readonly timers: TimerService,
+    /** The system's creation: a ref of another one is the router's. */
+    readonly creation: number,
+    /** A call's timeout when its caller gives none. */
+    readonly defaultTimeoutMs: number,
+  ) {}
 
   /** A call to a local actor: listed on it, timed, then delivered; a refused delivery fails it at once. */
-  open(cell: ActorCell, request: unknown, timeoutMs: number): Promise<unknown> {
+  open(cell: ActorCell, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
+    const timeout = timeoutMs === undefined ? this.defaultTimeoutMs : checkTimeout('call timeout', timeoutMs);
     const call = new CallRequest(request, cell.self);
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
@@ -30,8 +38,8 @@ export class Calls {
       call._next = head;
     }
     cell.calls = call;
-    call._timeoutMs = timeoutMs;
-    call._timer = this.timers.schedule(timeoutMs, expireCall, call);
+    call._timeoutMs = timeout;
+    call._timer = this.timers.schedule(timeout, expireCall, call);
     try {
       cell.deliver(call);
     } catch (error) {
@@ -40,18 +48,31 @@ export class Calls {
     return promise;
   }
 
-  /** A call to an actor of another creation: the caller-side timer is armed here, the router delivers. */
-  openElsewhere(router: Router, callee: Ref, request: unknown, timeoutMs: number): Promise<unknown> {
+  /**
+   * A call with no local callee: a ref of another creation, or a name held in a placement host.
+   * The caller-side timer is armed here, the router delivers; anything else fails with NoProc.
+   */
+  openElsewhere(router: Router | undefined, target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
+    const callee =
+      router === undefined
+        ? undefined
+        : typeof target === 'string'
+          ? router.whereis(target)
+          : target.creation !== this.creation
+            ? target
+            : undefined;
+    if (callee === undefined) return Promise.reject(new NoProc(target));
+    const timeout = timeoutMs === undefined ? this.defaultTimeoutMs : checkTimeout('call timeout', timeoutMs);
     const call = new CallRequest(request, callee);
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
       call._reject = reject;
     });
     call._settle = this.settle;
-    call._timeoutMs = timeoutMs;
-    call._timer = this.timers.schedule(timeoutMs, expireCall, call);
+    call._timeoutMs = timeout;
+    call._timer = this.timers.schedule(timeout, expireCall, call);
     try {
-      router.call(call);
+      router!.call(call);
     } catch (error) {
       // The router may have wrapped `_settle` to forget the call too.
       call._settle?.(call, false, error);

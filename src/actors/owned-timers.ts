@@ -1,6 +1,8 @@
-import { EXITED } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import type { Ref } from './ref.js';
 import { TimerEntry, type TimerService } from './timers.js';
+
+const { EXITED } = CellFlag;
 
 /** What an actor's own timers read and set on its cell (an interface, so this module never imports the cell). */
 export interface TimerOwner {

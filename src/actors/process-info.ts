@@ -1,6 +1,8 @@
-import { AWAITING, EXITED, INITIALIZED, INITIALIZING, RUNNING, SCHEDULED, STOPPING, TRAP_EXIT } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import type { ExitReason } from './exit.js';
 import type { MonitorRef, Ref } from './ref.js';
+
+const { AWAITING, EXITED, INITIALIZED, INITIALIZING, RUNNING, SCHEDULED, STOPPING, TRAP_EXIT } = CellFlag;
 
 export type ActorStatus = 'initializing' | 'runnable' | 'running' | 'waiting' | 'exiting' | 'exited';
 

@@ -1,8 +1,10 @@
 import type { ActorCell } from './actor-cell.js';
-import { EXITED } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import { AlreadyNamed, InvalidOption, NameTaken, NoProc } from './errors.js';
 import type { Ref } from './ref.js';
 import type { Router } from './placement/router.js';
+
+const { EXITED } = CellFlag;
 
 /** Where the registry finds the router, which knows the names held in placement hosts. */
 export interface RegistryHost {

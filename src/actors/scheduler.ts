@@ -1,6 +1,8 @@
 import type { ActorCell } from './actor-cell.js';
-import { AWAITING, EXITED, SCHEDULED } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import { RingQueue } from './ring-queue.js';
+
+const { AWAITING, EXITED, SCHEDULED } = CellFlag;
 
 const RESOLVED = Promise.resolve();
 

@@ -1,9 +1,11 @@
-import { AWAITING, EXITED, RUNNING } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import { NotInActor, ReceivePending } from './errors.js';
 import type { Mailbox } from './mailbox.js';
 import { RECEIVE_TIMEOUT, type ReceiveTimeout } from './messages.js';
 import type { Ref } from './ref.js';
 import type { TimerEntry, TimerService } from './timers.js';
+
+const { AWAITING, EXITED, RUNNING } = CellFlag;
 
 /** An actor's selective receive waiting for a matching message; an actor has at most one. */
 export interface PendingReceive {

@@ -1,9 +1,11 @@
 import { ActorCell } from './actor-cell.js';
-import { EXITED, TRAP_EXIT } from './cell-flags.js';
+import { CellFlag } from './cell-flags.js';
 import type { ExitReason } from './exit.js';
 import { DownMessage, ExitMessage } from './messages.js';
 import type { MonitorRef, Ref } from './ref.js';
 import type { Router, Watcher } from './placement/router.js';
+
+const { EXITED, TRAP_EXIT } = CellFlag;
 
 /** What exit signals need from their system. */
 export interface SignalHost {
@@ -20,6 +22,8 @@ export interface SignalHost {
  * Exit signals, links and monitors, as OTP has them. Links are symmetric (a set of refs on each
  * cell); a monitor is held twice, as `monitoring` on its watcher and `monitoredBy` on its target,
  * so either side's exit drops it in O(1). An actor of another creation is the router's business.
+ * What an exit sets off (signals to links, `DOWN` to watchers) is walked by the system's
+ * `#finalize`, with {@link linkSignal} and {@link notify} from here.
  */
 export class ExitSignals {
   #nextMonitor = 0;
@@ -42,7 +46,7 @@ export class ExitSignals {
   }
 
   /** A linked actor exited: the same rules, except that a link never carries an untrappable kill. */
-  #linkSignal(cell: ActorCell, from: Ref, reason: ExitReason): void {
+  linkSignal(cell: ActorCell, from: Ref, reason: ExitReason): void {
     if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
     else if (reason !== 'normal') this.host.terminateCell(cell, reason);
   }
@@ -51,7 +55,7 @@ export class ExitSignals {
   linkExit(target: Ref, from: Ref, reason: ExitReason): void {
     const cell = target._cell as ActorCell | undefined;
     if (cell === undefined || cell.links === null || !cell.links.delete(from)) return;
-    this.#linkSignal(cell, from, reason);
+    this.linkSignal(cell, from, reason);
   }
 
   link(cell: ActorCell, target: Ref): void {
@@ -65,7 +69,7 @@ export class ExitSignals {
         router.link(cell, target);
         return;
       }
-      this.#linkSignal(cell, target, 'noproc');
+      this.linkSignal(cell, target, 'noproc');
       return;
     }
     (cell.links ??= new Set()).add(target);
@@ -95,7 +99,7 @@ export class ExitSignals {
         router.monitor(watcher, target, id);
         return id;
       }
-      this.#notify(watcher, id, target, 'noproc');
+      this.notify(watcher, id, target, 'noproc');
       return id;
     }
     (cell.monitoredBy ??= new Map()).set(id, watcher);
@@ -123,47 +127,8 @@ export class ExitSignals {
     else if (target.creation !== this.#creation) this.host.router?.demonitor(target, id);
   }
 
-  /**
-   * `cell` exited with `reason`: the monitors it held are dropped, linked actors get the signal
-   * (those it terminates join the system's worklist), and its watchers get `DOWN`.
-   */
-  propagateExit(cell: ActorCell, reason: ExitReason): void {
-    // Kept this small so that it inlines into the exit path: many exits (an idle actor killed, a
-    // worker that ends) have no links or monitors, and a call for nothing costs them ~7% (measured).
-    if (cell.monitoring !== null || cell.links !== null || cell.monitoredBy !== null) this.#propagate(cell, reason);
-  }
-
-  #propagate(cell: ActorCell, reason: ExitReason): void {
-    const ref = cell.self;
-    if (cell.monitoring !== null) {
-      for (const [id, target] of cell.monitoring) {
-        const other = target._cell as ActorCell | undefined;
-        if (other !== undefined) other.monitoredBy?.delete(id);
-        else if (target.creation !== this.#creation) this.host.router?.demonitor(target, id);
-      }
-      cell.monitoring = null;
-    }
-    if (cell.links !== null) {
-      const links = cell.links;
-      cell.links = null;
-      for (const linked of links) {
-        const other = linked._cell as ActorCell | undefined;
-        if (other === undefined) {
-          if (linked.creation !== this.#creation) this.host.router?.linkExited(linked, ref, reason);
-          continue;
-        }
-        other.links?.delete(ref);
-        this.#linkSignal(other, ref, reason);
-      }
-    }
-    if (cell.monitoredBy !== null) {
-      const watchers = cell.monitoredBy;
-      cell.monitoredBy = null;
-      for (const [id, watcher] of watchers) this.#notify(watcher, id, ref, reason);
-    }
-  }
-
-  #notify(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+  /** `DOWN` for one monitor of an exited (or never alive) actor: a message to an actor, a call to a callback. */
+  notify(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
     if (watcher instanceof ActorCell) {
       watcher.monitoring?.delete(id);
       watcher.deliverSignal(new DownMessage(id, ref, reason));

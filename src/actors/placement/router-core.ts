@@ -1,5 +1,5 @@
 import { ActorCell } from '../actor-cell.js';
-import { EXITED } from '../cell-flags.js';
+import { CellFlag } from '../cell-flags.js';
 import { CalleeExited, NoProc } from '../errors.js';
 import type { ExitReason } from '../exit.js';
 import { DownMessage, type CallRequest } from '../messages.js';
@@ -8,6 +8,8 @@ import { callFailure, failureToError, portableReason } from './failures.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
 import { decodeFrame, encodeFrame } from './wire.js';
+
+const { EXITED } = CellFlag;
 
 /**
  * What the main system and every host share: the kernel's view of links, monitors and calls that
