@@ -1,6 +1,6 @@
 import type { ActorSystem, ProcessInfo } from '../actors/index.js';
 import { ByteBudget } from './snapshot-budget.js';
-import type { ProcessSummary } from './tree-snapshot.js';
+import { summarize, type ProcessSummary } from './tree-snapshot.js';
 
 /** One live process, as `ActorSystem.info` reports it; lists of refs are given as counts. */
 export type ProcessEntry = ProcessSummary &
@@ -48,13 +48,7 @@ export function takeProcessSnapshot(system: ActorSystem, maxBytes: number): Proc
 function toEntry(info: ProcessInfo): ProcessEntry {
   return {
     ref: String(info.ref),
-    name: info.name ?? null,
-    behaviour: info.behaviour,
-    status: info.status,
-    mailboxLength: info.mailboxLength,
-    mailboxCapacity: info.mailboxCapacity,
-    messagesHandled: info.messagesHandled,
-    messagesDropped: info.messagesDropped,
+    ...summarize(info)!,
     links: info.links.length,
     monitors: info.monitors.length,
     monitoredBy: info.monitoredBy.length,
