@@ -1,0 +1,82 @@
+/**
+ * The one interface both backends implement. Application code holds a `Database` and never asks
+ * which driver is underneath.
+ */
+import type { DataContext } from './context.js';
+import type { Backend, Result, Row, Value } from './values.js';
+
+/** Default cap on rows one `query` may return; past it a `TooManyRows` points to `stream()`. */
+export const DEFAULT_MAX_ROWS = 10_000;
+/** Bound parameters per statement. */
+export const MAX_PARAMETERS = 1024;
+/** A row (or a parameter, or a message) larger than this is refused. */
+export const MAX_ROW_BYTES = 64 * 1024 * 1024;
+
+export interface QueryOptions {
+  /** Rows this call may return (default 10,000); use `stream()` beyond. */
+  readonly maxRows?: number;
+}
+
+export interface StreamOptions {
+  /** Rows fetched per round trip (default 1,000). */
+  readonly batchSize?: number;
+}
+
+/** Anything statements can run on: a database, a transaction, a pinned session. */
+export interface Queryable {
+  readonly backend: Backend;
+  query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>>;
+  /** A statement prepared once and run many times with different values. */
+  prepare<R extends Row = Row>(sql: string, ctx?: DataContext): Promise<PreparedStatement<R>>;
+  /** Rows of a large result, fetched in batches through a cursor; breaking out of the loop closes it. */
+  stream<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: StreamOptions): AsyncIterable<R>;
+}
+
+export interface PreparedStatement<R extends Row = Row> {
+  readonly sql: string;
+  query(params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>>;
+  /** Frees the statement on the server; later calls prepare it again. */
+  close(): Promise<void>;
+}
+
+export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+
+export interface TransactionOptions {
+  /** Postgres: READ COMMITTED unless asked. SQLite transactions are always serializable. */
+  readonly isolation?: IsolationLevel;
+  readonly readOnly?: boolean;
+  readonly ctx?: DataContext;
+}
+
+/** Work inside a transaction. `transaction` again nests with a savepoint. */
+export interface Transaction extends Queryable {
+  /** Nesting depth: 1 for the outer transaction, 2 for its first savepoint, ... */
+  readonly depth: number;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: { readonly ctx?: DataContext }): Promise<T>;
+}
+
+export interface DatabaseHealth {
+  readonly healthy: boolean;
+  /** Why not, when not: the last connect error, say. */
+  readonly reason?: string;
+  readonly connections: number;
+  readonly idle: number;
+  readonly waiting: number;
+}
+
+export interface Database extends Queryable {
+  ping(ctx?: DataContext): Promise<void>;
+  /**
+   * Runs `fn` in a transaction on one pinned connection: commits when its promise resolves, rolls
+   * back when it rejects (and rethrows). Serialization failures surface as retryable errors; the
+   * layer never retries user transactions itself.
+   */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs `fn` with one connection pinned for its whole duration, for session state (SET, LISTEN,
+   * advisory locks, temporary tables) that transaction pooling would otherwise lose.
+   */
+  session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T>;
+  health(): DatabaseHealth;
+  close(): Promise<void>;
+}

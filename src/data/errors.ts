@@ -1,0 +1,306 @@
+/**
+ * Error registry of the data layer. Stable codes, never reused; documented in docs/errors.md.
+ *
+ * `DbError` is the base: it carries what the server said (SQLSTATE or SQLite's extended result
+ * code and every field), where the caller stood (`callerStack`), whether retrying can help
+ * (`retryable`, decided by code), and which server it was (`connection`, never a password).
+ */
+import { MoloError } from '../actors/index.js';
+import type { Backend } from './values.js';
+
+export const DataErrorCode = {
+  QueryFailed: 'DB_QUERY_FAILED',
+  StatementTimeout: 'DB_STATEMENT_TIMEOUT',
+  ConnectionLost: 'DB_CONNECTION_LOST',
+  OutcomeUnknown: 'DB_OUTCOME_UNKNOWN',
+  ConnectFailed: 'DB_CONNECT_FAILED',
+  AuthFailed: 'DB_AUTH_FAILED',
+  AuthMethodRefused: 'DB_AUTH_METHOD_REFUSED',
+  ProtocolError: 'DB_PROTOCOL_ERROR',
+  PoolExhausted: 'DB_POOL_EXHAUSTED',
+  AcquireTimeout: 'DB_ACQUIRE_TIMEOUT',
+  PoolClosed: 'DB_POOL_CLOSED',
+  TooManyRows: 'DB_TOO_MANY_ROWS',
+  TooManyParameters: 'DB_TOO_MANY_PARAMETERS',
+  RowTooLarge: 'DB_ROW_TOO_LARGE',
+  EncodeFailed: 'DB_ENCODE_FAILED',
+  QueueFull: 'DB_QUEUE_FULL',
+  SqliteBusy: 'DB_SQLITE_BUSY',
+  NetworkFilesystem: 'DB_NETWORK_FILESYSTEM',
+  InvalidConfig: 'DB_INVALID_CONFIG',
+  TransactionState: 'DB_TRANSACTION_STATE',
+} as const;
+export type DataErrorCode = (typeof DataErrorCode)[keyof typeof DataErrorCode];
+
+/** Which server an error came from, with nothing secret in it. */
+export interface RedactedConnection {
+  readonly backend: Backend;
+  /** Host, Unix socket directory or SQLite file path. */
+  readonly host?: string;
+  readonly port?: number;
+  readonly database?: string;
+  readonly user?: string;
+}
+
+/** What a server reported alongside its error (Postgres ErrorResponse fields; SQLite fills `sqliteCode`). */
+export interface ServerFields {
+  readonly sqlstate?: string;
+  /** SQLite's extended result code name, e.g. `SQLITE_CONSTRAINT_UNIQUE`. */
+  readonly sqliteCode?: string;
+  readonly severity?: string;
+  readonly detail?: string;
+  readonly hint?: string;
+  /** 1-based character position in the statement. */
+  readonly position?: number;
+  readonly where?: string;
+  readonly schema?: string;
+  readonly table?: string;
+  readonly column?: string;
+  readonly dataType?: string;
+  readonly constraint?: string;
+  readonly routine?: string;
+}
+
+export interface DbErrorOptions extends ServerFields {
+  readonly connection?: RedactedConnection;
+  readonly callerStack?: string;
+  readonly cause?: unknown;
+  /** The statement's bound parameters; only attached when the context's `debug` is on. */
+  readonly params?: readonly unknown[];
+}
+
+/** SQLSTATEs after which the same statement may well succeed: serialization, deadlock, lock, connection, capacity. */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+/** SQLite's contention codes (the primary code is the extended code's prefix). */
+const RETRYABLE_SQLITE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+
+/** Whether retrying may succeed, by code alone; the caller decides whether to retry. */
+export function isRetryableCode(fields: Pick<ServerFields, 'sqlstate' | 'sqliteCode'>): boolean {
+  if (fields.sqlstate !== undefined) return RETRYABLE_SQLSTATES.has(fields.sqlstate);
+  if (fields.sqliteCode !== undefined) return RETRYABLE_SQLITE.test(fields.sqliteCode);
+  return false;
+}
+
+/** An error from a data backend. `code` is Molo's; `sqlstate`/`sqliteCode` are the server's. */
+export class DbError extends MoloError implements ServerFields {
+  static readonly code: DataErrorCode = DataErrorCode.QueryFailed;
+  readonly sqlstate?: string;
+  readonly sqliteCode?: string;
+  readonly severity?: string;
+  readonly detail?: string;
+  readonly hint?: string;
+  readonly position?: number;
+  readonly where?: string;
+  readonly schema?: string;
+  readonly table?: string;
+  readonly column?: string;
+  readonly dataType?: string;
+  readonly constraint?: string;
+  readonly routine?: string;
+  readonly connection?: RedactedConnection;
+  /** Where the caller issued the statement (the driver's own frames are of no use to them). */
+  callerStack?: string;
+  readonly params?: readonly unknown[];
+  /** Whether the same statement may succeed if tried again; never true when the outcome is unknown. */
+  readonly retryable: boolean;
+
+  constructor(message: string, options: DbErrorOptions = {}, code: DataErrorCode = DataErrorCode.QueryFailed, retryable?: boolean) {
+    super(code, message, { cause: options.cause });
+    const { connection, callerStack, cause: _cause, params, ...fields } = options;
+    Object.assign(this, fields);
+    this.connection = connection;
+    this.callerStack = callerStack;
+    if (params !== undefined) this.params = params;
+    this.retryable = retryable ?? isRetryableCode(fields);
+  }
+}
+
+/** The statement ran past its timeout (the context's deadline, default 30 s, at most 300 s) and was cancelled. */
+export class StatementTimeout extends DbError {
+  static override readonly code = DataErrorCode.StatementTimeout;
+  constructor(
+    readonly timeoutMs: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`statement timeout after ${timeoutMs} ms (context deadline / statementTimeout)`, options, DataErrorCode.StatementTimeout, false);
+  }
+}
+
+/** The connection was lost while a statement that only read was in flight: safe to retry. */
+export class ConnectionLost extends DbError {
+  static override readonly code = DataErrorCode.ConnectionLost;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`connection lost: ${message}`, options, DataErrorCode.ConnectionLost, true);
+  }
+}
+
+/**
+ * The connection was lost while a write or COMMIT was in flight: it may or may not have happened.
+ * Never retryable: the caller must find out (read back, idempotency key) before doing it again.
+ */
+export class OutcomeUnknown extends DbError {
+  static override readonly code = DataErrorCode.OutcomeUnknown;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`outcome unknown: ${message}`, options, DataErrorCode.OutcomeUnknown, false);
+  }
+}
+
+/** Could not open a connection (refused, unreachable, TLS failed, server not ready). */
+export class ConnectFailed extends DbError {
+  static override readonly code = DataErrorCode.ConnectFailed;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, true);
+  }
+}
+
+/** The server rejected the credentials. The message names the user and server, never the secret. */
+export class AuthFailed extends DbError {
+  static override readonly code = DataErrorCode.AuthFailed;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`authentication failed: ${message}`, options, DataErrorCode.AuthFailed, false);
+  }
+}
+
+/** The server asked for an auth method the client refuses (cleartext by default, MD5 unless `allowMd5`). */
+export class AuthMethodRefused extends DbError {
+  static override readonly code = DataErrorCode.AuthMethodRefused;
+  constructor(
+    readonly method: string,
+    readonly option: string,
+    options: DbErrorOptions = {},
+  ) {
+    super(`server asked for ${method} authentication, refused (enable with ${option})`, options, DataErrorCode.AuthMethodRefused, false);
+  }
+}
+
+/** The server sent bytes that are not a valid message in this state; the connection is closed. */
+export class ProtocolError extends DbError {
+  static override readonly code = DataErrorCode.ProtocolError;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`protocol error: ${message}`, options, DataErrorCode.ProtocolError, false);
+  }
+}
+
+/** More callers wait for a connection than the pool's `maxWaiters` (default 256): failed fast. */
+export class PoolExhausted extends DbError {
+  static override readonly code = DataErrorCode.PoolExhausted;
+  constructor(
+    readonly maxWaiters: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`pool exhausted: ${maxWaiters} callers already waiting (pool.maxWaiters)`, options, DataErrorCode.PoolExhausted, true);
+  }
+}
+
+/** No connection became free within the pool's `acquireTimeoutMs` (default 5 s) or the context's deadline. */
+export class AcquireTimeout extends DbError {
+  static override readonly code = DataErrorCode.AcquireTimeout;
+  constructor(
+    readonly timeoutMs: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)`, options, DataErrorCode.AcquireTimeout, true);
+  }
+}
+
+/** The pool or database was closed. */
+export class PoolClosed extends DbError {
+  static override readonly code = DataErrorCode.PoolClosed;
+  constructor(options: DbErrorOptions = {}) {
+    super('the pool is closed', options, DataErrorCode.PoolClosed, false);
+  }
+}
+
+/** A query returned more rows than its `maxRows` (default 10,000); read large results with `stream()`. */
+export class TooManyRows extends DbError {
+  static override readonly code = DataErrorCode.TooManyRows;
+  constructor(
+    readonly maxRows: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`query returned more than ${maxRows} rows (maxRows); use stream() (a cursor) for large results`, options, DataErrorCode.TooManyRows, false);
+  }
+}
+
+/** More bound parameters than the cap (1,024). */
+export class TooManyParameters extends DbError {
+  static override readonly code = DataErrorCode.TooManyParameters;
+  constructor(
+    readonly count: number,
+    readonly max: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`${count} bound parameters, more than maxParameters (${max})`, options, DataErrorCode.TooManyParameters, false);
+  }
+}
+
+/** A row, parameter or message larger than the cap (64 MiB). */
+export class RowTooLarge extends DbError {
+  static override readonly code = DataErrorCode.RowTooLarge;
+  constructor(
+    readonly sizeBytes: number,
+    readonly maxBytes: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`${sizeBytes} bytes, more than maxRowBytes (${maxBytes})`, options, DataErrorCode.RowTooLarge, false);
+  }
+}
+
+/** A parameter value cannot be encoded for its type (a symbol, a function, NUL in text, a bad date). */
+export class EncodeFailed extends DbError {
+  static override readonly code = DataErrorCode.EncodeFailed;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`cannot encode parameter: ${message}`, options, DataErrorCode.EncodeFailed, false);
+  }
+}
+
+/** A bounded request queue is full (pipelined queries in flight, SQLite worker requests); `.cap` names it. */
+export class QueueFull extends DbError {
+  static override readonly code = DataErrorCode.QueueFull;
+  constructor(
+    readonly cap: string,
+    readonly limit: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`queue full: ${cap} (${limit})`, options, DataErrorCode.QueueFull, true);
+  }
+}
+
+/** SQLITE_BUSY persisted through busy_timeout and the writer's retries. Counted in `molo_sqlite_busy_total`. */
+export class SqliteBusy extends DbError {
+  static override readonly code = DataErrorCode.SqliteBusy;
+  constructor(message: string, options: DbErrorOptions = {}) {
+    super(`database is busy after retries: ${message}`, options, DataErrorCode.SqliteBusy, true);
+  }
+}
+
+/** The SQLite file lives on a network filesystem, where WAL's shared memory is unsafe (read from /proc/mounts). */
+export class NetworkFilesystem extends DbError {
+  static override readonly code = DataErrorCode.NetworkFilesystem;
+  constructor(
+    readonly path: string,
+    readonly fsType: string,
+    options: DbErrorOptions = {},
+  ) {
+    super(`refusing ${path}: it is on a ${fsType} network filesystem, where SQLite WAL is unsafe`, options, DataErrorCode.NetworkFilesystem, false);
+  }
+}
+
+/** A data-layer option is missing or outside its range; `.option` names it (and so the cap). */
+export class InvalidDataConfig extends DbError {
+  static override readonly code = DataErrorCode.InvalidConfig;
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(`invalid ${option}: ${message}`, {}, DataErrorCode.InvalidConfig, false);
+  }
+}
+
+/** A transaction was used after it ended, or nested work outlived its scope. */
+export class TransactionStateError extends DbError {
+  static override readonly code = DataErrorCode.TransactionState;
+  constructor(message: string) {
+    super(message, {}, DataErrorCode.TransactionState, false);
+  }
+}
