@@ -3,3 +3,4 @@ export * from './actors/index.js';
 export * from './behaviours/index.js';
 export * from './admin/index.js';
 export * from './telemetry/index.js';
+export * from './data/index.js';

@@ -1,0 +1,349 @@
+/**
+ * A pool of connections, written once for every backend against `DriverConnection`.
+ *
+ * Two ways to use a connection:
+ * - shared (transaction pooling, the default): a statement outside a transaction goes to the open
+ *   connection with the fewest statements in flight and is pipelined there; nobody waits unless
+ *   every connection is leased.
+ * - leased (`acquire`): a transaction or a pinned session has the connection to itself until it
+ *   releases it. Checkouts wait at most `acquireTimeoutMs`, and at most `maxWaiters` callers wait;
+ *   one more fails fast with PoolExhausted.
+ *
+ * A lost connection is expected, not a crash: the pool drops it and reconnects with capped
+ * exponential backoff, reporting itself unhealthy while it cannot.
+ */
+import type { Registry } from 'prom-client';
+import type { Logger } from '../telemetry/index.js';
+import { remainingMs, type DataContext } from './context.js';
+import type { DriverConnection, Connector } from './driver.js';
+import type { DatabaseHealth } from './database.js';
+import { AcquireTimeout, DbError, PoolClosed, PoolExhausted } from './errors.js';
+import { dataMetrics, type DataMetrics } from './metrics.js';
+import { resolvePoolConfig, type PoolConfig, type ResolvedPoolConfig } from './pool-config.js';
+
+export interface PoolOptions<C extends DriverConnection> {
+  /** Names the pool in metrics and logs. */
+  readonly name: string;
+  readonly connector: Connector<C>;
+  readonly config?: PoolConfig;
+  /** Backend defaults under the caller's config (SQLite's differ from Postgres's). */
+  readonly defaults?: ResolvedPoolConfig;
+  readonly metrics?: Registry;
+  readonly logger?: Logger;
+  /** Runs on every new connection before it is used (re-LISTEN after a reconnect, say). */
+  readonly onConnect?: (conn: C) => Promise<void> | void;
+}
+
+/** A connection checked out for one caller; `release` hands it back (or drops it when it broke). */
+export interface Lease<C extends DriverConnection> {
+  readonly conn: C;
+  release(): void;
+}
+
+class Slot<C extends DriverConnection> {
+  leased = false;
+  lastUsed: number;
+  constructor(
+    readonly conn: C,
+    readonly createdAt: number,
+  ) {
+    this.lastUsed = createdAt;
+  }
+}
+
+interface Waiter<C extends DriverConnection> {
+  resolve(lease: Lease<C>): void;
+  reject(error: unknown): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class Pool<C extends DriverConnection> {
+  readonly name: string;
+  readonly config: ResolvedPoolConfig;
+  private readonly connector: Connector<C>;
+  private readonly onConnect: ((conn: C) => Promise<void> | void) | undefined;
+  private readonly metrics: DataMetrics | undefined;
+  private readonly logger: Logger | undefined;
+  private readonly slots: Slot<C>[] = [];
+  private readonly waiters: Waiter<C>[] = [];
+  private connecting = 0;
+  private closed = false;
+  private lastConnectError: unknown = undefined;
+  private reconnectDelay: number;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly reaper: ReturnType<typeof setInterval>;
+
+  constructor(options: PoolOptions<C>) {
+    this.name = options.name;
+    this.config = resolvePoolConfig(options.config, options.defaults);
+    this.connector = options.connector;
+    this.onConnect = options.onConnect;
+    this.metrics = dataMetrics(options.metrics);
+    this.logger = options.logger;
+    this.reconnectDelay = this.config.reconnectInitialMs;
+    this.reaper = setInterval(() => this.reap(), this.config.reapIntervalMs);
+    this.reaper.unref();
+  }
+
+  /**
+   * Opens the first connection. Rejects (and closes the pool) when that fails with an error no
+   * retry can fix, such as bad credentials; a server that is merely down leaves the pool unhealthy
+   * and reconnecting.
+   */
+  async start(ctx?: DataContext): Promise<void> {
+    try {
+      const conn = await this.connector(ctx);
+      await this.adopt(conn);
+    } catch (error) {
+      if (error instanceof DbError && !error.retryable) {
+        await this.close();
+        throw error;
+      }
+      this.connectFailed(error);
+    }
+    this.ensure();
+  }
+
+  /** The shared connection with the fewest statements in flight; grows the pool when all are busy. */
+  shared(): C | undefined {
+    let best: Slot<C> | undefined;
+    for (const slot of this.slots) {
+      if (slot.leased || !slot.conn.open) continue;
+      if (best === undefined || slot.conn.inFlight < best.conn.inFlight) best = slot;
+    }
+    if (best === undefined || best.conn.inFlight > 0) this.grow();
+    if (best === undefined) return undefined;
+    const now = Date.now();
+    // A connection idle long enough to have died quietly goes through a checkout with a probe.
+    if (best.conn.inFlight === 0 && now - best.lastUsed > this.config.probeAfterIdleMs) return undefined;
+    best.lastUsed = now;
+    return best.conn;
+  }
+
+  /**
+   * Runs `fn` on a shared connection (or, when none is usable, a checked-out one), waking a waiter
+   * once the connection goes idle.
+   */
+  async run<T>(ctx: DataContext | undefined, fn: (conn: C) => Promise<T>): Promise<T> {
+    const conn = this.shared();
+    if (conn === undefined) {
+      const lease = await this.acquire(ctx);
+      try {
+        return await fn(lease.conn);
+      } finally {
+        lease.release();
+      }
+    }
+    try {
+      return await fn(conn);
+    } finally {
+      if (this.waiters.length > 0 && conn.inFlight === 0) this.wakeWaiter();
+    }
+  }
+
+  /** Checks out a connection for one caller alone. */
+  acquire(ctx?: DataContext): Promise<Lease<C>> {
+    if (this.closed) return Promise.reject(new PoolClosed());
+    const now = Date.now();
+    for (const slot of this.slots) {
+      if (slot.leased || slot.conn.inFlight > 0 || !slot.conn.open) continue;
+      return this.checkout(slot, now, ctx);
+    }
+    this.grow();
+    if (this.waiters.length >= this.config.maxWaiters) {
+      this.metrics?.poolExhausted.inc({ pool: this.name });
+      return Promise.reject(new PoolExhausted(this.config.maxWaiters));
+    }
+    const timeoutMs = Math.min(this.config.acquireTimeoutMs, remainingMs(ctx, now));
+    return new Promise<Lease<C>>((resolve, reject) => {
+      const waiter: Waiter<C> = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const index = this.waiters.indexOf(waiter);
+          if (index >= 0) this.waiters.splice(index, 1);
+          this.metrics?.poolAcquireTimeouts.inc({ pool: this.name });
+          reject(new AcquireTimeout(timeoutMs, { cause: this.lastConnectError }));
+        }, timeoutMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  health(): DatabaseHealth {
+    let idle = 0;
+    for (const slot of this.slots) if (!slot.leased && slot.conn.inFlight === 0) idle++;
+    const failing = this.lastConnectError !== undefined;
+    const healthy = !this.closed && !failing && (this.slots.length > 0 || this.config.min === 0);
+    const reason = this.closed ? 'closed' : failing ? describe(this.lastConnectError) : healthy ? undefined : 'no connection yet';
+    return { healthy, reason, connections: this.slots.length, idle, waiting: this.waiters.length };
+  }
+
+  /** Closes every connection; waiting and later callers get PoolClosed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.reaper);
+    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new PoolClosed());
+    }
+    await Promise.all(this.slots.splice(0).map((slot) => slot.conn.close().catch(() => undefined)));
+  }
+
+  private async checkout(slot: Slot<C>, now: number, ctx: DataContext | undefined): Promise<Lease<C>> {
+    slot.leased = true;
+    if (now - slot.lastUsed > this.config.probeAfterIdleMs) {
+      try {
+        await slot.conn.ping(ctx);
+      } catch {
+        this.drop(slot);
+        slot.leased = false;
+        return this.acquire(ctx);
+      }
+    }
+    return this.lease(slot);
+  }
+
+  private lease(slot: Slot<C>): Lease<C> {
+    slot.leased = true;
+    let released = false;
+    return {
+      conn: slot.conn,
+      release: () => {
+        if (released) return;
+        released = true;
+        slot.leased = false;
+        slot.lastUsed = Date.now();
+        if (!slot.conn.open || this.expired(slot, slot.lastUsed)) this.drop(slot);
+        else if (this.waiters.length > 0) this.handOff(slot);
+      },
+    };
+  }
+
+  private wakeWaiter(): void {
+    for (const slot of this.slots) {
+      if (!slot.leased && slot.conn.inFlight === 0 && slot.conn.open) {
+        this.handOff(slot);
+        return;
+      }
+    }
+  }
+
+  private handOff(slot: Slot<C>): void {
+    const waiter = this.waiters.shift();
+    if (waiter === undefined) return;
+    clearTimeout(waiter.timer);
+    waiter.resolve(this.lease(slot));
+  }
+
+  /** Opens one more connection in the background, when there is room. */
+  private grow(): void {
+    if (this.closed || this.reconnectTimer !== undefined) return;
+    if (this.slots.length + this.connecting >= this.config.max) return;
+    // One attempt at a time while nothing is waiting: a burst of statements must not open `max` sockets at once.
+    if (this.connecting > 0 && this.connecting >= this.waiters.length) return;
+    this.connecting++;
+    this.connector(undefined).then(
+      async (conn) => {
+        this.connecting--;
+        await this.adopt(conn);
+        this.ensure();
+      },
+      (error: unknown) => {
+        this.connecting--;
+        this.connectFailed(error);
+      },
+    );
+  }
+
+  private async adopt(conn: C): Promise<void> {
+    if (this.closed) {
+      await conn.close().catch(() => undefined);
+      return;
+    }
+    try {
+      await this.onConnect?.(conn);
+    } catch (error) {
+      await conn.close().catch(() => undefined);
+      this.connectFailed(error);
+      return;
+    }
+    const slot = new Slot(conn, Date.now());
+    this.slots.push(slot);
+    this.lastConnectError = undefined;
+    this.reconnectDelay = this.config.reconnectInitialMs;
+    void conn.ended.then((reason) => {
+      if (this.closed) return;
+      this.logger?.debug({ event: 'pool.connection_ended', pool: this.name, reason: describe(reason) }, 'pool connection ended');
+      this.drop(slot);
+    });
+    this.updateGauges();
+    if (this.waiters.length > 0) this.handOff(slot);
+  }
+
+  private connectFailed(error: unknown): void {
+    this.lastConnectError = error;
+    this.metrics?.poolConnectFailures.inc({ pool: this.name });
+    this.logger?.warn({ event: 'pool.connect_failed', pool: this.name, err: describe(error), retryInMs: this.reconnectDelay }, 'pool could not connect');
+    if (this.closed || this.reconnectTimer !== undefined) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.ensure();
+      // ensure() opens nothing when the pool is full of live connections; the failure is then over.
+      if (this.connecting === 0) this.lastConnectError = undefined;
+    }, this.reconnectDelay);
+    this.reconnectTimer.unref();
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.config.reconnectMaxMs);
+  }
+
+  /** Keeps `min` connections, and one per waiter up to `max`. */
+  private ensure(): void {
+    const wanted = Math.max(this.config.min, Math.min(this.config.max, this.slots.length + this.waiters.length));
+    if (this.slots.length + this.connecting < wanted) this.grow();
+  }
+
+  private drop(slot: Slot<C>): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0) return;
+    this.slots.splice(index, 1);
+    if (slot.conn.open) void slot.conn.close().catch(() => undefined);
+    this.updateGauges();
+    if (!this.closed) this.ensure();
+  }
+
+  private expired(slot: Slot<C>, now: number): boolean {
+    return now - slot.createdAt >= this.config.maxLifetimeMs;
+  }
+
+  /** Closes idle connections above `min` and idle ones past their lifetime. */
+  private reap(): void {
+    const now = Date.now();
+    for (const slot of [...this.slots]) {
+      if (slot.leased || slot.conn.inFlight > 0) continue;
+      const idleTooLong = now - slot.lastUsed >= this.config.idleTimeoutMs && this.slots.length > this.config.min;
+      if (idleTooLong || this.expired(slot, now)) this.drop(slot);
+    }
+    this.updateGauges();
+  }
+
+  private updateGauges(): void {
+    const metrics = this.metrics;
+    if (metrics === undefined) return;
+    let idle = 0;
+    let leased = 0;
+    for (const slot of this.slots) {
+      if (slot.leased) leased++;
+      else if (slot.conn.inFlight === 0) idle++;
+    }
+    metrics.poolConnections.set({ pool: this.name, state: 'idle' }, idle);
+    metrics.poolConnections.set({ pool: this.name, state: 'leased' }, leased);
+    metrics.poolConnections.set({ pool: this.name, state: 'busy' }, this.slots.length - idle - leased);
+    metrics.poolWaiting.set({ pool: this.name }, this.waiters.length);
+  }
+}
+
+function describe(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}
