@@ -29,6 +29,7 @@ export const DataErrorCode = {
   NetworkFilesystem: 'DB_NETWORK_FILESYSTEM',
   InvalidConfig: 'DB_INVALID_CONFIG',
   TransactionState: 'DB_TRANSACTION_STATE',
+  ReadTooLong: 'DB_READ_TOO_LONG',
 } as const;
 export type DataErrorCode = (typeof DataErrorCode)[keyof typeof DataErrorCode];
 
@@ -59,6 +60,12 @@ export interface ServerFields {
   readonly dataType?: string;
   readonly constraint?: string;
   readonly routine?: string;
+  /** Postgres: position inside an internally generated statement (a PL/pgSQL function's), and that statement. */
+  readonly internalPosition?: number;
+  readonly internalQuery?: string;
+  /** Postgres: the server source file and line that raised the error. */
+  readonly file?: string;
+  readonly line?: number;
 }
 
 export interface DbErrorOptions extends ServerFields {
@@ -97,6 +104,10 @@ export class DbError extends MoloError implements ServerFields {
   readonly dataType?: string;
   readonly constraint?: string;
   readonly routine?: string;
+  readonly internalPosition?: number;
+  readonly internalQuery?: string;
+  readonly file?: string;
+  readonly line?: number;
   readonly connection?: RedactedConnection;
   /** Where the caller issued the statement (the driver's own frames are of no use to them). */
   callerStack?: string;
@@ -302,5 +313,19 @@ export class TransactionStateError extends DbError {
   static override readonly code = DataErrorCode.TransactionState;
   constructor(message: string) {
     super(message, {}, DataErrorCode.TransactionState, false);
+  }
+}
+
+/**
+ * A SQLite read transaction or stream stayed open longer than `maxReadMs` (default 30 s) and was
+ * rolled back, so that WAL checkpoints can complete; read large results in shorter pieces.
+ */
+export class ReadTooLong extends DbError {
+  static override readonly code = DataErrorCode.ReadTooLong;
+  constructor(
+    readonly maxReadMs: number,
+    options: DbErrorOptions = {},
+  ) {
+    super(`read transaction or stream open longer than sqlite.maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`, options, DataErrorCode.ReadTooLong, false);
   }
 }

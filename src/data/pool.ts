@@ -104,6 +104,11 @@ export class Pool<C extends DriverConnection> {
     this.ensure();
   }
 
+  /** Callers waiting for a checkout now. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   /** The shared connection with the fewest statements in flight; grows the pool when all are busy. */
   shared(): C | undefined {
     let best: Slot<C> | undefined;
@@ -320,6 +325,8 @@ export class Pool<C extends DriverConnection> {
   /** Closes idle connections above `min` and idle ones past their lifetime. */
   private reap(): void {
     const now = Date.now();
+    // Shared statements on the fast path do not wake waiters when they finish; this tick does.
+    if (this.waiters.length > 0) this.wakeWaiter();
     for (const slot of [...this.slots]) {
       if (slot.leased || slot.conn.inFlight > 0) continue;
       const idleTooLong = now - slot.lastUsed >= this.config.idleTimeoutMs && this.slots.length > this.config.min;

@@ -1,0 +1,146 @@
+/**
+ * The SQLite cases: Molo (better-sqlite3 in a worker thread, requests issued concurrently) against
+ * better-sqlite3 called synchronously on the main thread. Both files are WAL with synchronous=NORMAL.
+ * - sqlite_insert: `n` inserts of (int, text, real) in one transaction, into a fresh table;
+ * - sqlite_select: `n` point selects by primary key over a table of `n` rows, in a scattered order.
+ */
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { ActorSystem } from '../../src/actors/index.js';
+import type { Database } from '../../src/data/database.js';
+import type { MoloEntry, OpenSqlite } from './molo.js';
+import { concurrently, type Absent, type CaseSpec, type Contender } from './rounds.js';
+
+export const SQLITE_CASES = ['sqlite_insert', 'sqlite_select'] as const;
+
+export interface SqliteSizes {
+  readonly n: number;
+  readonly rounds: number;
+  readonly warmup: number;
+}
+
+const CREATE = 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score REAL NOT NULL)';
+const INSERT = 'INSERT INTO items (id, name, score) VALUES (?, ?, ?)';
+const SELECT = 'SELECT id, name, score FROM items WHERE id = ?';
+
+/** A fixed scatter of 1..n (n below 1,000,003 and coprime with the step): the same order for both. */
+const scattered = (i: number, n: number): number => ((i * 1_000_003) % n) + 1;
+
+function openDirect(file: string): BetterSqlite3.Database {
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
+
+/** Molo's insert and select runs: every request issued at once, the worker batches as it may. */
+function moloContender(impl: string, system: ActorSystem, open: OpenSqlite, file: string, work: 'insert' | 'select'): Contender {
+  let db: Database | undefined;
+  return {
+    impl,
+    open: async () => void (db = await open(system, { file })),
+    reset:
+      work === 'insert'
+        ? async () => {
+            await db!.query('DROP TABLE IF EXISTS items');
+            await db!.query(CREATE);
+          }
+        : undefined,
+    run: (n) =>
+      work === 'insert'
+        ? db!.transaction((tx) => concurrently(n, n, async (i) => (await tx.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])).affected))
+        : concurrently(n, n, async (i) => (await db!.query(SELECT, [scattered(i, n)])).rows[0]!.id as number),
+    close: async () => {
+      const current = db;
+      db = undefined;
+      await current?.close();
+    },
+  };
+}
+
+function directInsert(file: string): Contender {
+  let db: BetterSqlite3.Database | undefined;
+  return {
+    impl: 'better-sqlite3',
+    open: async () => void (db = openDirect(file)),
+    reset: async () => {
+      db!.exec('DROP TABLE IF EXISTS items');
+      db!.exec(CREATE);
+    },
+    run: async (n) => {
+      const insert = db!.prepare(INSERT);
+      const all = db!.transaction((count: number) => {
+        let affected = 0;
+        for (let i = 0; i < count; i++) affected += insert.run(i + 1, `name-${i + 1}`, i * 0.5).changes;
+        return affected;
+      });
+      return all(n);
+    },
+    close: async () => void db?.close(),
+  };
+}
+
+function directSelect(file: string): Contender {
+  let db: BetterSqlite3.Database | undefined;
+  return {
+    impl: 'better-sqlite3',
+    open: async () => void (db = openDirect(file)),
+    run: async (n) => {
+      const select = db!.prepare<[number], { id: number }>(SELECT);
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += select.get(scattered(i, n))!.id;
+      return sum;
+    },
+    close: async () => void db?.close(),
+  };
+}
+
+/** The select cases read a table of `rows` rows, written here before any timing. */
+function fillSelectFile(file: string, rows: number): void {
+  const db = openDirect(file);
+  try {
+    db.exec(CREATE);
+    const insert = db.prepare(INSERT);
+    db.transaction(() => {
+      for (let i = 1; i <= rows; i++) insert.run(i, `name-${i}`, i * 0.5);
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
+
+export interface MoloSqlite {
+  readonly system: ActorSystem;
+  readonly open: MoloEntry<OpenSqlite>;
+}
+
+/** `dir` is a fresh temporary directory the suite removes afterwards. */
+export function sqliteCases(dir: string, sizes: SqliteSizes, molo: MoloSqlite): CaseSpec[] {
+  const selectFile = join(dir, 'select.db');
+  fillSelectFile(selectFile, sizes.n);
+  const moloOr = (file: string, work: 'insert' | 'select'): Contender | Absent =>
+    molo.open.fn === undefined ? { impl: 'molo', unavailable: molo.open.unavailable! } : moloContender('molo', molo.system, molo.open.fn, file, work);
+  const sum = (n: number): number => (n * (n + 1)) / 2;
+  return [
+    {
+      name: 'sqlite_insert',
+      n: sizes.n,
+      warmupN: sizes.warmup,
+      rounds: sizes.rounds,
+      unit: 'inserts',
+      expected: (n) => n,
+      contenders: [moloOr(join(dir, 'insert-molo.db'), 'insert'), directInsert(join(dir, 'insert-direct.db'))],
+    },
+    {
+      name: 'sqlite_select',
+      n: sizes.n,
+      // The warm-up reads ids 1..warmup of the same table; its checksum is over those.
+      warmupN: sizes.warmup,
+      rounds: sizes.rounds,
+      unit: 'selects',
+      expected: sum,
+      contenders: [moloOr(selectFile, 'select'), directSelect(selectFile)],
+    },
+  ];
+}
