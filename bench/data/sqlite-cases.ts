@@ -9,7 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { ActorSystem } from '../../src/actors/index.js';
 import type { Database } from '../../src/data/database.js';
 import type { MoloEntry, OpenSqlite } from './molo.js';
-import { concurrently, type Absent, type CaseSpec, type Contender } from './rounds.js';
+import { issueAll, sumOf, type Absent, type CaseSpec, type Contender } from './rounds.js';
 
 export const SQLITE_CASES = ['sqlite_insert', 'sqlite_select'] as const;
 
@@ -48,8 +48,8 @@ function moloContender(impl: string, system: ActorSystem, open: OpenSqlite, file
         : undefined,
     run: (n) =>
       work === 'insert'
-        ? db!.transaction((tx) => concurrently(n, n, async (i) => (await tx.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])).affected))
-        : concurrently(n, n, async (i) => (await db!.query(SELECT, [scattered(i, n)])).rows[0]!.id as number),
+        ? db!.transaction(async (tx) => sumOf(await issueAll(n, (i) => tx.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])), (r) => r.affected))
+        : issueAll(n, (i) => db!.query(SELECT, [scattered(i, n)])).then((results) => sumOf(results, (r) => r.rows[0]!.id as number)),
     close: async () => {
       const current = db;
       db = undefined;

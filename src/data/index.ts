@@ -7,3 +7,28 @@ export type { DriverConnection, Connector } from './driver.js';
 export { POOL_DEFAULTS, type PoolConfig } from './pool-config.js';
 export { Pool, type Lease, type PoolOptions } from './pool.js';
 export { runTransaction, POSTGRES_DIALECT, SQLITE_DIALECT, type TransactionDialect } from './transaction.js';
+export { createPostgresPool, PostgresDatabase, type PostgresPoolConfig } from './postgres.js';
+export type { ListenOptions } from './postgres-listener.js';
+export {
+  connectPostgres,
+  PgConnection,
+  PgTypes,
+  CopyInStream,
+  CopyOutStream,
+  type CustomType,
+  type NotificationHandler,
+  type PgNotification,
+  type PgConfig,
+} from './pg/index.js';
+export { citext, hstore } from './pg/types/index.js';
+export {
+  openSqlite,
+  SqliteDatabase,
+  SqliteConnection,
+  SQLITE_DEFAULTS,
+  SQLITE_LIMITS,
+  type SqliteConfig,
+  type SqliteStats,
+  type CheckpointMode,
+  type CheckpointReply,
+} from './sqlite/index.js';

@@ -1,0 +1,8 @@
+// SQLite off the event loop: better-sqlite3 in supervised worker threads, one writer and N readers.
+export { openSqlite } from './open.js';
+export { SqliteDatabase } from './database.js';
+export { SqliteConnection } from './connection.js';
+export { SQLITE_DEFAULTS, SQLITE_LIMITS, type SqliteConfig } from './config.js';
+export { NETWORK_FILESYSTEMS, isNetworkFilesystem, mountOf, networkMountOf, parseMounts, refuseNetworkFilesystem, type Mount } from './mounts.js';
+export type { CheckpointMode, CheckpointReply } from './protocol.js';
+export type { SqliteStats } from './telemetry.js';

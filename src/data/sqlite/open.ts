@@ -1,0 +1,127 @@
+/**
+ * `openSqlite`: checks the file's filesystem, starts the writer and reader threads under their
+ * supervisor, and wires the main thread's side (channels, gate, checkpoint scheduler) around them.
+ */
+import { resolve } from 'node:path';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime } from '../../actors/index.js';
+import { silentLogger, type Logger } from '../../telemetry/index.js';
+import type { DataContext } from '../context.js';
+import { ConnectFailed, DbError, InvalidDataConfig, type RedactedConnection } from '../errors.js';
+import { dataMetrics } from '../metrics.js';
+import { WorkerChannel } from './channel.js';
+import { CheckpointScheduler } from './checkpoint.js';
+import { resolveSqliteConfig, type ResolvedSqliteConfig, type SqliteConfig } from './config.js';
+import { SqliteDatabase, type ReaderSlot } from './database.js';
+import { Engine } from './engine.js';
+import { FaultMapper } from './faults.js';
+import { WriterGate } from './gate.js';
+import { refuseNetworkFilesystem } from './mounts.js';
+import type { WorkerOptions } from './protocol.js';
+import { superviseWorkers, type WorkerSlot } from './supervision.js';
+import { SqliteTelemetry } from './telemetry.js';
+
+/** Names of the databases open on each system: two with one name would share thread hosts. */
+const openNames = new WeakMap<ActorRuntime, Set<string>>();
+
+/** Room left in each frame for msgpack framing beyond what the size estimates count. */
+const FRAME_HEADROOM_BYTES = 16 * 1024;
+
+/**
+ * Opens (creating if missing) the SQLite file `config.file` with one writer thread and
+ * `config.readers` reader threads. Rejects with InvalidDataConfig (a bad option), NetworkFilesystem
+ * (the file's directory is a network mount) or ConnectFailed (the file cannot be opened or put in
+ * WAL mode).
+ */
+export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx?: DataContext): Promise<SqliteDatabase> {
+  const resolved = resolveSqliteConfig(config);
+  const names = openNames.get(system) ?? new Set<string>();
+  openNames.set(system, names);
+  if (names.has(resolved.name)) throw new InvalidDataConfig('sqlite.name', `a database named ${resolved.name} is already open on this system`);
+  names.add(resolved.name);
+  try {
+    return await open(system, config, resolved, ctx, () => names.delete(resolved.name));
+  } catch (error) {
+    names.delete(resolved.name);
+    throw error;
+  }
+}
+
+async function open(system: ActorRuntime, config: SqliteConfig, resolved: ResolvedSqliteConfig, ctx: DataContext | undefined, release: () => void): Promise<SqliteDatabase> {
+  const file = resolve(resolved.file);
+  const connection: RedactedConnection = { backend: 'sqlite', host: file };
+  try {
+    await refuseNetworkFilesystem(file);
+  } catch (error) {
+    if (error instanceof DbError) throw error;
+    throw new ConnectFailed(`${file}: ${(error as Error).message}`, { connection, cause: error });
+  }
+  const payloadLimit = (system as { payloadLimitBytes?: number }).payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT_BYTES;
+  const budgetBytes = Math.max(4_096, payloadLimit - Math.min(FRAME_HEADROOM_BYTES, Math.floor(payloadLimit / 4)));
+  const logger: Logger = config.logger ?? (system as { logger?: Logger }).logger ?? silentLogger;
+  const telemetry = new SqliteTelemetry(resolved.name, file, dataMetrics(config.metrics), logger);
+  const engine = new Engine(new FaultMapper(connection, telemetry, budgetBytes), resolved.captureCallerStacks);
+
+  const workerOptions = (role: WorkerOptions['role']): WorkerOptions => ({
+    path: file,
+    role,
+    busyTimeoutMs: resolved.busyTimeoutMs,
+    busyRetries: resolved.busyRetries,
+    journalSizeLimitBytes: resolved.journalSizeLimitBytes,
+    walAutocheckpointPages: resolved.walAutocheckpointPages,
+    statementCacheSize: resolved.statementCacheSize,
+    maxReadMs: resolved.maxReadMs,
+    replyBudgetBytes: budgetBytes,
+  });
+  const slot = (id: string, role: WorkerOptions['role']): WorkerSlot => ({
+    id,
+    host: `${resolved.name}.${id}`,
+    channel: new WorkerChannel(system, `sqlite ${resolved.name} ${id}`, resolved.maxQueuedRequests, budgetBytes),
+    options: workerOptions(role),
+  });
+  const writerSlot = slot('writer', 'writer');
+  const readerSlots = Array.from({ length: resolved.readers }, (_, i) => slot(`reader.${i}`, 'reader'));
+  const readers: ReaderSlot[] = readerSlots.map((reader) => ({ channel: reader.channel, pinned: false }));
+
+  let database: SqliteDatabase | undefined;
+  let supervision;
+  try {
+    supervision = await superviseWorkers(system, [writerSlot, ...readerSlots], resolved.maxRestarts, telemetry, (reason) => database?.failed(reason));
+  } catch (error) {
+    throw new ConnectFailed(`${file}: ${innermostMessage(error)}`, { connection, cause: error });
+  }
+  const gate = new WriterGate(resolved.maxWaiters, resolved.acquireTimeoutMs, {
+    exhausted: () => telemetry.exhausted(),
+    timedOut: () => telemetry.acquireTimedOut(),
+  });
+  const checkpoints = new CheckpointScheduler(engine, writerSlot.channel, gate, { readersIdle: () => readers.every((reader) => !reader.pinned && reader.channel.pending === 0) }, telemetry);
+  database = new SqliteDatabase({
+    system,
+    config: resolved,
+    file,
+    engine,
+    writer: writerSlot.channel,
+    readers,
+    gate,
+    checkpoints,
+    telemetry,
+    supervision,
+    hosts: { writer: writerSlot.host, readers: readerSlots.map((reader) => reader.host) },
+    release,
+  });
+  checkpoints.start(resolved.checkpointIntervalMs);
+  logger.info({ event: 'sqlite.opened', db: resolved.name, file, readers: resolved.readers, correlationId: ctx?.correlationId }, 'sqlite.opened');
+  return database;
+}
+
+/** The message at the bottom of a start failure (StartFailed → failedToStartChild → init's error). */
+function innermostMessage(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8; depth++) {
+    if (current instanceof Error && !(current as { reason?: unknown }).reason) return current.message;
+    const next = (current as { reason?: unknown } | null)?.reason;
+    if (next === undefined) break;
+    const shutdown = (next as { shutdown?: { reason?: unknown } } | null)?.shutdown;
+    current = shutdown?.reason ?? next;
+  }
+  return current instanceof Error ? current.message : JSON.stringify(current);
+}

@@ -1,0 +1,183 @@
+/**
+ * What crosses the thread hop between a SQLite handle on the main thread and its worker actor.
+ *
+ * One `call` carries a batch: every request issued on the main thread in the same tick (up to a cap),
+ * in columns (BatchFrame), run by the worker in order and answered by one ReplyFrame, also in
+ * columns. Short keys and typed arrays keep the msgpack frames small and cheap to build on both
+ * sides; both sides import only types from here, plus the op and answer numbers.
+ */
+
+import type { FieldInfo } from '../values.js';
+
+/** Request kinds, one per op of a batch. */
+export const Op = {
+  /** A statement: SQL (by table slot), parameters, maxRows, deadline, lease. */
+  Query: 0,
+  /** x: [sql]: compiles (and caches) the statement; replies whether it only reads. */
+  Prepare: 1,
+  /** x: [sql]: drops it from the statement cache. */
+  Unprepare: 2,
+  /** Like Query, with the batch size in `m`: opens a cursor and replies with its first rows. */
+  StreamOpen: 3,
+  /** x: [streamId, batchSize] */
+  StreamNext: 4,
+  /** x: [streamId] */
+  StreamClose: 5,
+  /** x: [mode, busyTimeoutMs] */
+  Checkpoint: 6,
+  /** x: [parkedId]: the next slice of a result that did not fit in its batch's reply. */
+  More: 7,
+  /** x: [] */
+  Ping: 8,
+  /** x: [] with the lease in `l`: a pinned read or session is over; its cursors and transaction close. */
+  EndLease: 9,
+  /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
+  Skip: 255,
+} as const;
+export type OpKind = (typeof Op)[keyof typeof Op];
+
+export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
+
+export type SqliteParam = null | number | bigint | string | Buffer | Uint8Array;
+
+/**
+ * One batch, columnar: typed arrays cross the hop as raw bytes, each distinct SQL text once, and
+ * the parameters of every statement in one flat array, so a batch of thousands of statements costs
+ * a few large copies rather than thousands of small objects on either side.
+ */
+export interface BatchFrame {
+  /** Op kind per op. */
+  readonly k: Uint8Array;
+  /** Query/StreamOpen: slot of its SQL in `t`; other ops: index of their arguments in `x`. */
+  readonly s: Int32Array;
+  /** The distinct SQL texts of the batch. */
+  readonly t: string[];
+  /** Parameters of every Query/StreamOpen, in op order. */
+  readonly p: SqliteParam[];
+  /** Parameter count per op. */
+  readonly n: Uint16Array;
+  /** Deadline per op (ms since the epoch): past it, the op does not run. */
+  readonly d: Float64Array;
+  /** maxRows (Query) or batch size (StreamOpen) per op. */
+  readonly m: Int32Array;
+  /** Lease per op. */
+  readonly l: Int32Array;
+  /** Arguments of the other ops. */
+  readonly x: unknown[][];
+}
+
+/** Reply kind per op. */
+export const Answer = {
+  /** A statement that returned no rows: its affected count and insert id are in `a` and `i`. */
+  Done: 0,
+  /** The reply is the next value of `v` (rows, a fault, or another op's reply). */
+  Value: 1,
+  Skipped: 255,
+} as const;
+
+/** The reply to a batch, columnar like the batch. */
+export interface ReplyFrame {
+  readonly k: Uint8Array;
+  /** Affected rows per op (statements). */
+  readonly a: Float64Array;
+  /** Last insert rowid per op; NaN: none. Beyond 2^53 it is in `b`. */
+  readonly i: Float64Array;
+  /** Values of the ops answered with Answer.Value, in op order. */
+  readonly v: unknown[];
+  /** Per SQL slot: the command tag's verb ('' if it never compiled). */
+  readonly c: string[];
+  /** Per SQL slot: its column names (null: it returns no rows). */
+  readonly f: (readonly string[] | null)[];
+  /** [op index, rowid] for rowids beyond 2^53. */
+  readonly b: [number, bigint][];
+  /** Indexes of the ops whose rows hold BLOBs. */
+  readonly y: number[];
+  /** Set on the main thread: the FieldInfo arrays of each SQL slot, made once per frame. */
+  fields?: (readonly FieldInfo[] | undefined)[];
+}
+
+/** The rows of a statement were too many bytes for the batch's reply: fetch them with Op.More. */
+export interface ParkedRows {
+  readonly parked: number;
+}
+
+/** Lease 0: a statement of no pinned read (autocommit, or the writer's own transactions). */
+export const NO_LEASE = 0;
+
+/** Why an op failed in the worker; the main thread turns it into a typed DbError. */
+export const Fault = {
+  /** better-sqlite3 threw; `k` is its `err.code`. */
+  Sqlite: 'sqlite',
+  /** SQLITE_BUSY persisted through busy_timeout and the retries. */
+  Busy: 'busy',
+  /** A reader was handed a statement that writes; the main thread sends it to the writer. */
+  NotReadonly: 'not_readonly',
+  TooManyRows: 'too_many_rows',
+  /** The op's deadline passed before it ran: it did not run. */
+  Timeout: 'timeout',
+  /** The pinned read it belonged to was open longer than maxReadMs and was rolled back. */
+  ReadTooLong: 'read_too_long',
+  /** One row is over the payload cap. */
+  RowTooLarge: 'row_too_large',
+  /** A stream id or parked result the worker no longer has. */
+  Gone: 'gone',
+  Internal: 'internal',
+} as const;
+export type FaultKind = (typeof Fault)[keyof typeof Fault];
+
+/** A failed op: message, kind, SQLite code, and a number (maxRows, size) where the kind has one. */
+export interface FaultReply {
+  readonly e: string;
+  readonly x: FaultKind;
+  readonly k?: string;
+  readonly n?: number;
+}
+
+/** A slice of parked rows; `p` set: more slices follow. */
+export interface MoreReply {
+  readonly r: Record<string, unknown>[];
+  readonly p?: number;
+  /** The rows hold BLOBs. */
+  readonly z?: boolean;
+}
+
+/** A stream's batch: `d` true once the cursor is exhausted (and closed). */
+export interface StreamReply {
+  readonly s: number;
+  readonly r: Record<string, unknown>[];
+  readonly d: boolean;
+  /** The rows hold BLOBs. */
+  readonly z?: boolean;
+}
+
+/** PRAGMA wal_checkpoint's row: busy (1 when it could not finish), WAL frames, frames checkpointed. */
+export interface CheckpointReply {
+  readonly busy: number;
+  readonly log: number;
+  readonly checkpointed: number;
+}
+
+export interface PrepareReply {
+  readonly o: boolean;
+  readonly f: readonly string[];
+}
+
+export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | FaultReply | true;
+
+export function isFault(reply: unknown): reply is FaultReply {
+  return typeof reply === 'object' && reply !== null && typeof (reply as FaultReply).x === 'string';
+}
+
+/** How the worker opens its handle; spawn arguments, so plain data. */
+export interface WorkerOptions {
+  readonly path: string;
+  readonly role: 'writer' | 'reader';
+  readonly busyTimeoutMs: number;
+  readonly busyRetries: number;
+  readonly journalSizeLimitBytes: number;
+  readonly walAutocheckpointPages: number;
+  readonly statementCacheSize: number;
+  readonly maxReadMs: number;
+  /** Bytes one reply may take (the system's payloadLimitBytes less headroom for framing). */
+  readonly replyBudgetBytes: number;
+}

@@ -1,0 +1,194 @@
+/**
+ * The actor that owns one better-sqlite3 handle, placed in a worker thread so that SQLite's
+ * synchronous calls never block the main event loop. The writer opens the file read-write and sets
+ * the database up (WAL and the other PRAGMAs); a reader opens it read-only.
+ *
+ * Each call is a batch of ops (see protocol.ts), run in order, synchronously, and answered with one
+ * reply frame. An op never throws out of the batch: a failure is that op's reply.
+ */
+import Database from 'better-sqlite3';
+import type { TimerEntry } from '../../actors/index.js';
+import { GenServer } from '../../behaviours/index.js';
+import { Executor } from './executor.js';
+import { blobs } from './rows.js';
+import { Answer, Fault, NO_LEASE, Op, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type WorkerOptions } from './protocol.js';
+
+/** Leases aborted by the read cap, remembered so that their late ops fail typed; older ones are forgotten. */
+const ABORTED_LEASES_KEPT = 64;
+
+interface ReadCapExpired {
+  readonly readCapExpired: number;
+}
+
+export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadCapExpired> {
+  #db: Database.Database | undefined;
+  #executor!: Executor;
+  /** The pinned read (transaction or stream) this handle serves now, and its cap timer. */
+  #lease = NO_LEASE;
+  #leaseTimer: TimerEntry | undefined;
+  readonly #aborted = new Set<number>();
+
+  constructor(readonly options: WorkerOptions) {
+    super();
+  }
+
+  override init(): void {
+    const { options } = this;
+    const writer = options.role === 'writer';
+    const db = new Database(options.path, { readonly: !writer, fileMustExist: !writer, timeout: options.busyTimeoutMs });
+    this.#db = db;
+    try {
+      if (writer) {
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (String(mode).toLowerCase() !== 'wal') throw new Error(`journal_mode stayed ${String(mode)}: this file cannot use WAL`);
+        db.pragma('synchronous = NORMAL');
+        db.pragma('foreign_keys = ON');
+        db.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages}`);
+        db.pragma(`journal_size_limit = ${options.journalSizeLimitBytes}`);
+      } else if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') {
+        throw new Error('the database is not in WAL mode (the writer sets it)');
+      }
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      // Every INTEGER as a bigint: nothing loses precision; rows.ts turns the safe ones into numbers.
+      db.defaultSafeIntegers(true);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.#executor = new Executor(db, options);
+  }
+
+  override handleCall(frame: BatchFrame): ReplyFrame {
+    const { k: kinds, s: slots, t: texts, p: params, n: counts, d: deadlines, m: limits, l: leases, x: args } = frame;
+    const size = kinds.length;
+    const answers = new Uint8Array(size);
+    const affected = new Float64Array(size);
+    const insertIds = new Float64Array(size);
+    const values: unknown[] = [];
+    const commands: string[] = new Array(texts.length).fill('');
+    const columns: (readonly string[] | null)[] = new Array(texts.length).fill(null);
+    const bigIds: [number, bigint][] = [];
+    const withBlobs: number[] = [];
+    const executor = this.#executor;
+    executor.startBatch(texts);
+    let offset = 0;
+    for (let i = 0; i < size; i++) {
+      const kind = kinds[i]!;
+      const count = counts[i]!;
+      const first = offset;
+      offset += count;
+      if (kind === Op.Skip) {
+        answers[i] = Answer.Skipped;
+        continue;
+      }
+      let value: unknown;
+      try {
+        if (kind === Op.Query) {
+          const slot = slots[i]!;
+          const entry = executor.statementAt(slot);
+          commands[slot] = entry.command;
+          columns[slot] = entry.columns ?? null;
+          blobs.seen = false;
+          value = this.#leased(leases[i]!) ?? executor.query(entry, params, first, count, limits[i]!, deadlines[i]!);
+          affected[i] = executor.affected;
+          const id = executor.lastInsertId;
+          if (typeof id === 'bigint') {
+            insertIds[i] = NaN;
+            bigIds.push([i, id]);
+          } else insertIds[i] = id === null ? NaN : id;
+          if (blobs.seen) withBlobs.push(i);
+        } else if (kind === Op.StreamOpen) {
+          const lease = leases[i]!;
+          value =
+            this.#leased(lease) ??
+            executor.streamOpen(texts[slots[i]!]!, count === 0 ? undefined : params.slice(first, first + count), limits[i]!, deadlines[i]!, lease);
+        } else {
+          value = this.#run(kind, args[slots[i]!]!, leases[i]!, deadlines[i]!, executor);
+        }
+      } catch (error) {
+        value = executor.fault(error);
+        insertIds[i] = NaN;
+      }
+      if (value === undefined) answers[i] = Answer.Done;
+      else {
+        answers[i] = Answer.Value;
+        values.push(value);
+      }
+    }
+    return { k: answers, a: affected, i: insertIds, v: values, c: commands, f: columns, b: bigIds, y: withBlobs };
+  }
+
+  #run(kind: number, args: unknown[], lease: number, deadline: number, executor: Executor): unknown {
+    switch (kind) {
+      case Op.StreamNext:
+        return this.#leased(lease) ?? executor.streamNext(args[0] as number, args[1] as number, deadline);
+      case Op.StreamClose:
+        executor.streamClose(args[0] as number);
+        return true;
+      case Op.More:
+        return executor.more(args[0] as number);
+      case Op.Prepare:
+        return executor.prepare(args[0] as string);
+      case Op.Unprepare:
+        executor.unprepare(args[0] as string);
+        return true;
+      case Op.Checkpoint:
+        return executor.checkpoint(args[0] as CheckpointMode, args[1] as number);
+      case Op.EndLease:
+        this.#endLease(lease);
+        return true;
+      case Op.Ping:
+        return true;
+      default:
+        return { e: `unknown op ${kind}`, x: Fault.Internal } satisfies FaultReply;
+    }
+  }
+
+  /** Tracks the pinned read an op belongs to; a fault when the read cap has already ended it. */
+  #leased(lease: number): FaultReply | undefined {
+    if (lease === NO_LEASE) return undefined;
+    if (this.#aborted.has(lease)) return this.#readTooLong();
+    if (lease !== this.#lease) {
+      this.#endLease(this.#lease);
+      this.#lease = lease;
+      // Positive leases are reads, capped; negative ones (sessions, the writer's pinned work) are not.
+      if (lease > 0) this.#leaseTimer = this.ctx.sendAfter(this.options.maxReadMs, { readCapExpired: lease } satisfies ReadCapExpired);
+    }
+    return undefined;
+  }
+
+  #readTooLong(): FaultReply {
+    const { maxReadMs } = this.options;
+    return { e: `read transaction or stream open longer than maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`, x: Fault.ReadTooLong, n: maxReadMs };
+  }
+
+  /** The pinned read is over: close what it left open. */
+  #endLease(lease: number): void {
+    this.#aborted.delete(lease);
+    if (lease === NO_LEASE || lease !== this.#lease) return;
+    if (this.#leaseTimer !== undefined) this.ctx.cancelTimer(this.#leaseTimer);
+    this.#leaseTimer = undefined;
+    this.#lease = NO_LEASE;
+    this.#executor.releaseLease(lease);
+  }
+
+  override handleInfo(message: unknown): void {
+    const lease = (message as Partial<ReadCapExpired>)?.readCapExpired;
+    if (typeof lease !== 'number' || lease !== this.#lease) return;
+    // The read stayed open past the cap: end it here, whatever the main thread does, so the WAL
+    // can be checkpointed; its later ops fail with ReadTooLong.
+    this.#leaseTimer = undefined;
+    this.#lease = NO_LEASE;
+    this.#executor.releaseLease(lease);
+    this.#aborted.add(lease);
+    if (this.#aborted.size > ABORTED_LEASES_KEPT) this.#aborted.delete(this.#aborted.values().next().value!);
+  }
+
+  override terminate(): void {
+    this.#executor?.closeAll();
+    this.#db?.close();
+  }
+}
+
+/** The export `spawnPlaced` names: a fresh server per actor. */
+export const sqliteWorker = (options: WorkerOptions) => GenServer.behaviour(() => new SqliteWorker(options));
