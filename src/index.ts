@@ -4,3 +4,4 @@ export * from './behaviours/index.js';
 export * from './admin/index.js';
 export * from './telemetry/index.js';
 export * from './data/index.js';
+export * from './bus/index.js';

@@ -1,0 +1,112 @@
+/**
+ * Error registry of the bus (topics now; streams, tasks and the scheduler later). Stable codes,
+ * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, codes every part of
+ * the bus shares with `BUS_`.
+ */
+import { MoloError } from '../actors/index.js';
+
+export const BusErrorCode = {
+  InvalidOption: 'BUS_INVALID_OPTION',
+  InvalidChannel: 'TOPIC_INVALID_CHANNEL',
+  ChannelTooLong: 'TOPIC_CHANNEL_TOO_LONG',
+  PayloadTooLarge: 'TOPIC_PAYLOAD_TOO_LARGE',
+  InvalidPayload: 'TOPIC_INVALID_PAYLOAD',
+  DecodeFailed: 'TOPIC_DECODE_FAILED',
+  PatternLimit: 'TOPIC_PATTERN_LIMIT',
+  SubscriptionLimit: 'TOPIC_SUBSCRIPTION_LIMIT',
+  BrokerClosed: 'TOPIC_BROKER_CLOSED',
+} as const;
+export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
+
+/** An option is missing or outside its range; `option` names the setting (and so the cap). */
+export class InvalidBusOption extends MoloError {
+  static readonly code = BusErrorCode.InvalidOption;
+  constructor(
+    readonly option: string,
+    detail: string,
+  ) {
+    super(BusErrorCode.InvalidOption, `invalid option ${option}: ${detail}`);
+  }
+}
+
+/** Not a usable channel name or pattern: empty, not a string, `*` in a channel, or `*` inside a segment. */
+export class InvalidChannel extends MoloError {
+  static readonly code = BusErrorCode.InvalidChannel;
+  constructor(
+    readonly channel: unknown,
+    detail: string,
+  ) {
+    super(BusErrorCode.InvalidChannel, `invalid channel ${describe(channel)}: ${detail}`);
+  }
+}
+
+/** A channel name or pattern longer than `maxChannelLength` (default 256 characters). */
+export class ChannelTooLong extends MoloError {
+  static readonly code = BusErrorCode.ChannelTooLong;
+  constructor(
+    readonly length: number,
+    readonly limit: number,
+  ) {
+    super(BusErrorCode.ChannelTooLong, `channel of ${length} characters exceeds maxChannelLength = ${limit}`);
+  }
+}
+
+/** A payload larger than `maxPayloadBytes` (default 1 MiB). */
+export class TopicPayloadTooLarge extends MoloError {
+  static readonly code = BusErrorCode.PayloadTooLarge;
+  constructor(
+    readonly sizeBytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(BusErrorCode.PayloadTooLarge, `payload of ${sizeBytes} bytes exceeds maxPayloadBytes = ${limitBytes}`);
+  }
+}
+
+/** A payload that is not bytes, a bad content type, or a value `publishJson` cannot encode. */
+export class InvalidTopicPayload extends MoloError {
+  static readonly code = BusErrorCode.InvalidPayload;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(BusErrorCode.InvalidPayload, `invalid payload: ${detail}`, options);
+  }
+}
+
+/** `message.text()` on a payload that is not UTF-8, or `message.json()` on one that is not UTF-8 JSON. */
+export class TopicDecodeFailed extends MoloError {
+  static readonly code = BusErrorCode.DecodeFailed;
+  constructor(
+    readonly channel: string,
+    options?: { cause?: unknown },
+  ) {
+    super(BusErrorCode.DecodeFailed, `payload on channel ${describe(channel)} cannot be decoded (not UTF-8, or not JSON)`, options);
+  }
+}
+
+/** The broker already holds `maxPatternSubscriptions` pattern subscriptions (default 1,024). */
+export class PatternLimitReached extends MoloError {
+  static readonly code = BusErrorCode.PatternLimit;
+  constructor(readonly limit: number) {
+    super(BusErrorCode.PatternLimit, `cannot subscribe: ${limit} pattern subscriptions exist (maxPatternSubscriptions = ${limit})`);
+  }
+}
+
+/** The broker already holds `maxSubscriptions` subscriptions of any kind (default 65,536). */
+export class SubscriptionLimitReached extends MoloError {
+  static readonly code = BusErrorCode.SubscriptionLimit;
+  constructor(readonly limit: number) {
+    super(BusErrorCode.SubscriptionLimit, `cannot subscribe: ${limit} subscriptions exist (maxSubscriptions = ${limit})`);
+  }
+}
+
+/** `publish` or `subscribe` on a broker after `close()`. */
+export class BrokerClosed extends MoloError {
+  static readonly code = BusErrorCode.BrokerClosed;
+  constructor(readonly broker: string) {
+    super(BusErrorCode.BrokerClosed, `broker '${broker}' is closed`);
+  }
+}
+
+/** Channel names in messages: quoted and cut short, since they may come from anywhere. */
+function describe(channel: unknown): string {
+  if (typeof channel !== 'string') return `(${channel === null ? 'null' : typeof channel})`;
+  return JSON.stringify(channel.length > 64 ? `${channel.slice(0, 64)}…` : channel);
+}
