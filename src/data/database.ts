@@ -15,6 +15,11 @@ export const MAX_ROW_BYTES = 64 * 1024 * 1024;
 export interface QueryOptions {
   /** Rows this call may return (default 10,000); use `stream()` beyond. */
   readonly maxRows?: number;
+  /**
+   * `false`: run as a one-off statement, never from or into a connection's prepared-statement cache,
+   * so it gets a fresh plan and fresh parameter types (after DDL that changed a column's type, say).
+   */
+  readonly prepare?: boolean;
 }
 
 export interface StreamOptions {

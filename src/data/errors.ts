@@ -30,6 +30,23 @@ export const DataErrorCode = {
   InvalidConfig: 'DB_INVALID_CONFIG',
   TransactionState: 'DB_TRANSACTION_STATE',
   ReadTooLong: 'DB_READ_TOO_LONG',
+  KvCapExceeded: 'KV_CAP_EXCEEDED',
+  KvInvalidArgument: 'KV_INVALID_ARGUMENT',
+  CacheCapExceeded: 'CACHE_CAP_EXCEEDED',
+  CacheInvalidArgument: 'CACHE_INVALID_ARGUMENT',
+  CacheComputeTimeout: 'CACHE_COMPUTE_TIMEOUT',
+  OrmInvalidModel: 'ORM_INVALID_MODEL',
+  OrmInvalidIdentifier: 'ORM_INVALID_IDENTIFIER',
+  OrmInvalidQuery: 'ORM_INVALID_QUERY',
+  OrmConflict: 'ORM_CONFLICT',
+  OrmTooManyRows: 'ORM_TOO_MANY_ROWS',
+  OrmNotFound: 'ORM_NOT_FOUND',
+  OrmSchemaSyncFailed: 'ORM_SCHEMA_SYNC_FAILED',
+  OrmNarrowingRefused: 'ORM_NARROWING_REFUSED',
+  OrmHealFailed: 'ORM_HEAL_FAILED',
+  OrmMigrationInvalid: 'ORM_MIGRATION_INVALID',
+  OrmMigrationChecksumMismatch: 'ORM_MIGRATION_CHECKSUM_MISMATCH',
+  OrmMigrationFailed: 'ORM_MIGRATION_FAILED',
 } as const;
 export type DataErrorCode = (typeof DataErrorCode)[keyof typeof DataErrorCode];
 
@@ -327,5 +344,230 @@ export class ReadTooLong extends DbError {
     options: DbErrorOptions = {},
   ) {
     super(`read transaction or stream open longer than sqlite.maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`, options, DataErrorCode.ReadTooLong, false);
+  }
+}
+
+/**
+ * A KV call went past one of the store's caps; `.cap` names it (`kv.maxKeyBytes`, `kv.maxValueBytes`,
+ * `kv.maxTtlMs`, `kv.maxScanLimit`, `kv.maxBytes`), `.limit` is the cap and `.actual` what was asked.
+ */
+export class KvCapExceeded extends DbError {
+  static override readonly code = DataErrorCode.KvCapExceeded;
+  constructor(
+    readonly cap: string,
+    readonly limit: number,
+    readonly actual: number,
+  ) {
+    super(`${cap} is ${limit}, got ${actual}`, {}, DataErrorCode.KvCapExceeded, false);
+  }
+}
+
+/** A KV call with an argument of the wrong kind (a key that is not well-formed text, a value that is not bytes, a bad cursor). */
+export class KvInvalidArgument extends DbError {
+  static override readonly code = DataErrorCode.KvInvalidArgument;
+  constructor(
+    readonly argument: string,
+    message: string,
+  ) {
+    super(`invalid ${argument}: ${message}`, {}, DataErrorCode.KvInvalidArgument, false);
+  }
+}
+
+/**
+ * A cache call went past one of the cache's caps; `.cap` names it (`cache.maxTtlMs`,
+ * `cache.maxNegativeTtlMs`, `cache.maxTags`, `cache.maxBytes`, `cache.maxInflight`).
+ */
+export class CacheCapExceeded extends DbError {
+  static override readonly code = DataErrorCode.CacheCapExceeded;
+  constructor(
+    readonly cap: string,
+    readonly limit: number,
+    readonly actual: number,
+  ) {
+    super(`${cap} is ${limit}, got ${actual}`, {}, DataErrorCode.CacheCapExceeded, false);
+  }
+}
+
+/** A cache call with an argument of the wrong kind (a key or tag that is not a string, a TTL that is not a positive integer). */
+export class CacheInvalidArgument extends DbError {
+  static override readonly code = DataErrorCode.CacheInvalidArgument;
+  constructor(
+    readonly argument: string,
+    message: string,
+  ) {
+    super(`invalid ${argument}: ${message}`, {}, DataErrorCode.CacheInvalidArgument, false);
+  }
+}
+
+/**
+ * A cache compute did not settle within `computeTimeoutMs` (default 30 s): its callers fail with
+ * this and the key is free again, so one hung compute cannot hold a key's callers forever.
+ */
+export class CacheComputeTimeout extends DbError {
+  static override readonly code = DataErrorCode.CacheComputeTimeout;
+  constructor(
+    readonly key: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`cache compute for ${JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key)} did not settle within ${timeoutMs} ms (cache.computeTimeoutMs)`, {}, DataErrorCode.CacheComputeTimeout, true);
+  }
+}
+
+/** A model declaration is wrong (no primary key, an unknown column in an index, a bad length); `.table` names the model. */
+export class InvalidModel extends DbError {
+  static override readonly code = DataErrorCode.OrmInvalidModel;
+  constructor(
+    override readonly table: string,
+    message: string,
+  ) {
+    super(`model ${JSON.stringify(table)}: ${message}`, {}, DataErrorCode.OrmInvalidModel, false);
+  }
+}
+
+/** An identifier (table, column, index, `sql.ident()`) that is empty, holds NUL or is longer than 63 bytes. */
+export class InvalidIdentifier extends DbError {
+  static override readonly code = DataErrorCode.OrmInvalidIdentifier;
+  constructor(
+    readonly identifier: string,
+    readonly reason: string,
+  ) {
+    super(`invalid identifier ${JSON.stringify(identifier.length > 80 ? `${identifier.slice(0, 80)}…` : identifier)}: ${reason}`, {}, DataErrorCode.OrmInvalidIdentifier, false);
+  }
+}
+
+/** A query the builder refuses: an unknown column or relation, an empty update, a bad limit or cursor. */
+export class InvalidQuery extends DbError {
+  static override readonly code = DataErrorCode.OrmInvalidQuery;
+  constructor(message: string) {
+    super(message, {}, DataErrorCode.OrmInvalidQuery, false);
+  }
+}
+
+/**
+ * An optimistic-lock conflict: the row's version is no longer the one the update was based on (or
+ * the row is gone: `currentVersion` null). Re-read the row and decide again.
+ */
+export class ConflictError extends DbError {
+  static override readonly code = DataErrorCode.OrmConflict;
+  constructor(
+    override readonly table: string,
+    readonly primaryKey: unknown,
+    readonly expectedVersion: bigint | number,
+    readonly currentVersion: bigint | number | null,
+  ) {
+    super(
+      `stale write to ${table}: expected version ${String(expectedVersion)}, the row ${currentVersion === null ? 'no longer exists' : `is at version ${String(currentVersion)}`}; re-read it`,
+      { table },
+      DataErrorCode.OrmConflict,
+      false,
+    );
+  }
+}
+
+/** `all()` matched more than its cap (default 10,000 rows); read with `paginate()` or `stream()`. */
+export class OrmTooManyRows extends DbError {
+  static override readonly code = DataErrorCode.OrmTooManyRows;
+  constructor(
+    override readonly table: string,
+    readonly maxRows: number,
+  ) {
+    super(`query on ${table} matched more than ${maxRows} rows (all() cap); use paginate({ after, limit }) or stream()`, { table }, DataErrorCode.OrmTooManyRows, false);
+  }
+}
+
+/** `findOrThrow` (or a write by primary key) found no row. */
+export class NotFound extends DbError {
+  static override readonly code = DataErrorCode.OrmNotFound;
+  constructor(
+    override readonly table: string,
+    readonly primaryKey: unknown,
+  ) {
+    super(`no row in ${table} with primary key ${keyText(primaryKey)}`, { table }, DataErrorCode.OrmNotFound, false);
+  }
+}
+
+function keyText(key: unknown): string {
+  try {
+    return JSON.stringify(key, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? String(key);
+  } catch {
+    return String(key);
+  }
+}
+
+/** The Syncer could not bring a table in line with its model at boot or on demand (`.table`; the server's error is `cause`). */
+export class SchemaSyncFailed extends DbError {
+  static override readonly code = DataErrorCode.OrmSchemaSyncFailed;
+  constructor(
+    override readonly table: string,
+    message: string,
+    options: DbErrorOptions = {},
+  ) {
+    super(`schema sync of ${table} failed: ${message}`, options, DataErrorCode.OrmSchemaSyncFailed, false);
+  }
+}
+
+/**
+ * An automatic schema change that is not a widening (a shorter varchar, a smaller integer, another
+ * type altogether) was asked for and refused: narrowing, renames and drops need a migration written by a person.
+ */
+export class NarrowingRefused extends DbError {
+  static override readonly code = DataErrorCode.OrmNarrowingRefused;
+  constructor(
+    override readonly table: string,
+    override readonly column: string,
+    readonly from: string,
+    readonly to: string,
+  ) {
+    super(`refusing to change ${table}.${column} from ${from} to ${to}: only widening is automatic; write a migration`, {}, DataErrorCode.OrmNarrowingRefused, false);
+  }
+}
+
+/** A heal's own DDL (or its journal write) failed; `cause` is that failure, `original` the statement error that triggered the heal. */
+export class HealFailed extends DbError {
+  static override readonly code = DataErrorCode.OrmHealFailed;
+  constructor(
+    message: string,
+    readonly original: unknown,
+    options: DbErrorOptions = {},
+  ) {
+    super(`heal failed: ${message}`, options, DataErrorCode.OrmHealFailed, false);
+  }
+}
+
+/** A migrations directory holds something the migrator cannot use (a badly named file, a dialect variant without its counterpart); `.path` names it. */
+export class MigrationInvalid extends DbError {
+  static override readonly code = DataErrorCode.OrmMigrationInvalid;
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`invalid migration ${path}: ${message}`, {}, DataErrorCode.OrmMigrationInvalid, false);
+  }
+}
+
+/** An applied migration's file no longer matches the checksum recorded when it ran: migrations are append-only. Nothing was applied. */
+export class MigrationChecksumMismatch extends DbError {
+  static override readonly code = DataErrorCode.OrmMigrationChecksumMismatch;
+  constructor(readonly mismatches: readonly { readonly id: string; readonly file: string; readonly recorded: string; readonly actual: string }[]) {
+    super(
+      `${mismatches.length} applied migration(s) changed since they ran (migrations are append-only; add a new one instead): ${mismatches
+        .map((m) => `${m.id} (${m.file}: recorded sha256 ${m.recorded.slice(0, 12)}…, now ${m.actual.slice(0, 12)}…)`)
+        .join(', ')}`,
+      {},
+      DataErrorCode.OrmMigrationChecksumMismatch,
+      false,
+    );
+  }
+}
+
+/** A migration's SQL failed; its transaction was rolled back and later migrations were not applied. `cause` is the server's error. */
+export class MigrationFailed extends DbError {
+  static override readonly code = DataErrorCode.OrmMigrationFailed;
+  constructor(
+    readonly id: string,
+    message: string,
+    options: DbErrorOptions = {},
+  ) {
+    super(`migration ${id} failed: ${message}`, options, DataErrorCode.OrmMigrationFailed, false);
   }
 }

@@ -32,3 +32,5 @@ export {
   type CheckpointMode,
   type CheckpointReply,
 } from './sqlite/index.js';
+export * from './kv/index.js';
+export * from './cache/index.js';

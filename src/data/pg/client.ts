@@ -87,7 +87,8 @@ export class PgConnection implements DriverConnection {
     const values = params ?? NO_VALUES;
     if (values.length > MAX_PARAMETERS) throw new TooManyParameters(values.length, MAX_PARAMETERS, { connection: this.#config.redacted });
     const timeoutMs = remainingMs(ctx);
-    const request = new QueryRequest(sql, values, maxRowsOf(options), timeoutMs, ctx?.debug === true, values.length > 0);
+    const oneOff = options?.prepare === false;
+    const request = new QueryRequest(sql, values, maxRowsOf(options), timeoutMs, ctx?.debug === true, values.length > 0 || oneOff, oneOff);
     return (await this.#call(request, request, timeoutMs, ctx)) as Result<R>;
   }
 

@@ -169,6 +169,7 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
       if (this.#state !== State.Ready) return this.#notReady();
       const op = new Op(OpKind.Query, request, from, request.sql, request.params, request.maxRows, request.timeoutMs, request.debug, now);
       op.extended = request.extended;
+      op.oneOff = request.oneOff;
       this.#submit(op);
       return NO_REPLY;
     }

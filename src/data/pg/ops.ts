@@ -50,6 +50,8 @@ export class Op {
   stmt: Statement | null = null;
   /** Extended protocol (values, or a PreparedStatement); simple Query otherwise. */
   extended = false;
+  /** Run as the unnamed statement even when the cache would prepare it. */
+  oneOff = false;
   /** This op's Parse and Describe create `stmt`. */
   preparing = false;
   /** Results asked for in binary. */

@@ -13,6 +13,8 @@ export class QueryRequest {
     readonly timeoutMs: number,
     readonly debug: boolean,
     readonly extended: boolean,
+    /** Never the statement cache: a fresh Parse as the unnamed statement. */
+    readonly oneOff = false,
   ) {}
 }
 

@@ -42,12 +42,21 @@ export class QueryWriter {
   /** A statement with values (or a PreparedStatement's). */
   extended(target: WriteTarget, op: Op): void {
     const cache = target.cache;
-    const stmt = cache.use(op.sql);
     const params = op.params;
+    if (op.oneOff) return this.#unnamed(target, op, params);
+    const stmt = cache.use(op.sql);
     switch (stmt.state) {
       case StatementState.Ready: {
         const binary = stmt.binary;
-        const bind = this.#bind(stmt.name!, params, stmt.paramOids, binary);
+        let bind: Buffer;
+        try {
+          bind = this.#bind(stmt.name!, params, stmt.paramOids, binary);
+        } catch (error) {
+          // Its parameter types may be stale (a column widened since it was prepared): the next use
+          // prepares afresh instead of refusing the same value client-side forever.
+          cache.drop(stmt, true);
+          throw error;
+        }
         this.closeEvicted(target);
         target.write(bind);
         target.write(EXECUTE_SYNC);
@@ -66,14 +75,19 @@ export class QueryWriter {
       }
       default: {
         if (stmt.uses >= 2 && cache.capacity > 0) return this.#prepareAndRun(target, op, stmt);
-        const parse = checked(serialize.parse({ text: op.sql }));
-        const bind = this.#bind('', params, null, false);
-        this.closeEvicted(target);
-        target.write(parse);
-        target.write(bind);
-        target.write(DESCRIBE_EXECUTE_SYNC);
+        this.#unnamed(target, op, params);
       }
     }
+  }
+
+  /** Parse, Bind, Describe, Execute, Sync on the unnamed statement: nothing cached. */
+  #unnamed(target: WriteTarget, op: Op, params: readonly unknown[]): void {
+    const parse = checked(serialize.parse({ text: op.sql }));
+    const bind = this.#bind('', params, null, false);
+    this.closeEvicted(target);
+    target.write(parse);
+    target.write(bind);
+    target.write(DESCRIBE_EXECUTE_SYNC);
   }
 
   #prepareAndRun(target: WriteTarget, op: Op, stmt: Statement): void {

@@ -21,6 +21,28 @@ async function prepared(conn: PgConnection): Promise<Record<string, string>> {
 }
 
 describe('statement cache', () => {
+  it('prepare: false runs a one-off statement, with fresh parameter types after a column type changed', async () => {
+    await withConnection(db, async (conn) => {
+      await conn.query('create table widen_me (id int4 primary key, n int4)');
+      const insert = 'insert into widen_me (id, n) values ($1, $2)';
+      await conn.query(insert, [1, 1]);
+      await conn.query(insert, [2, 2]);
+      expect(await prepared(conn)).toEqual({ molo_s1: insert });
+      await conn.query('alter table widen_me alter column n type int8');
+      const big = 2n ** 40n;
+      // The cached statement still has int4 parameters and refuses the value itself.
+      await expect(conn.query(insert, [3, big])).rejects.toBeInstanceOf(DbError);
+      const oneOff = await conn.query(insert, [3, big], undefined, { prepare: false });
+      expect(oneOff.affected).toBe(1);
+      // The refusal dropped the stale statement: the next use prepares it afresh, with int8 parameters.
+      expect(await prepared(conn)).toEqual({});
+      expect((await conn.query(insert, [4, big])).affected).toBe(1);
+      expect((await conn.query(insert, [5, big])).affected).toBe(1);
+      expect(Object.values(await prepared(conn))).toEqual([insert]);
+      expect((await conn.query<{ n: bigint }>('select n from widen_me where id >= 3 order by id')).rows).toEqual([{ n: big }, { n: big }, { n: big }]);
+    });
+  });
+
   it('prepares a SQL text on its second use and evicts the least recently used, closing it on the server', async () => {
     await withConnection(
       db,

@@ -1,0 +1,69 @@
+/**
+ * The orm suite's table and ratios: Molo's ORM ÷ drizzle (targets: ≥ 1.0 on Postgres, ≥ 0.5 on
+ * SQLite, where drizzle calls better-sqlite3 synchronously on the main thread and Molo goes through
+ * its worker), and the ORM's overhead over Molo's raw client (raw ÷ ORM − 1, target < 15%).
+ */
+import { formatTable, type Row } from '../suite.js';
+
+export const OVERHEAD_TARGET = 0.15;
+export const vsDrizzleTarget = (name: string): number => (name.startsWith('pg_') ? 1 : 0.5);
+
+const measured = (row: Row | undefined): row is Row & { ops_per_s: number } => row !== undefined && typeof row.ops_per_s === 'number' && row.ops_per_s > 0;
+const round3 = (value: number): number => Number(value.toFixed(3));
+
+export function withOrmRatios(rows: readonly Row[], cases: readonly string[]): { rows: Row[]; ratios: Row[] } {
+  const out: Row[] = [];
+  const ratios: Row[] = [];
+  for (const name of cases) {
+    const caseRows = rows.filter((row) => row.case === name);
+    if (caseRows.length === 0) continue;
+    const molo = caseRows.find((row) => row.impl === 'molo');
+    const raw = caseRows.find((row) => row.impl === 'molo-raw');
+    const drizzle = caseRows.find((row) => row.impl === 'drizzle');
+    const vsDrizzle = measured(molo) && measured(drizzle) ? round3(molo.ops_per_s / drizzle.ops_per_s) : null;
+    const overhead = measured(molo) && measured(raw) ? round3(raw.ops_per_s / molo.ops_per_s - 1) : null;
+    const target = vsDrizzleTarget(name);
+    ratios.push({
+      case: name,
+      impl: 'ratio',
+      ops_per_s: null,
+      vs_drizzle: vsDrizzle,
+      target_vs_drizzle: `>= ${target}`,
+      vs_drizzle_met: vsDrizzle === null ? null : vsDrizzle >= target,
+      orm_overhead: overhead,
+      target_overhead: `< ${OVERHEAD_TARGET}`,
+      overhead_met: overhead === null ? null : overhead < OVERHEAD_TARGET,
+    });
+    for (const row of caseRows) out.push(row.impl === 'molo' ? { ...row, vs_drizzle: vsDrizzle, orm_overhead: overhead } : row);
+  }
+  return { rows: out, ratios };
+}
+
+const integer = (value: number): string => Math.round(value).toLocaleString('en-US');
+const verdict = (met: unknown): string => (met === true ? 'met' : met === false ? 'MISSED' : 'no data');
+
+export function ormReport(rows: readonly Row[], ratios: readonly Row[]): string {
+  const body = rows.map((row) => {
+    if (!measured(row)) {
+      const why = typeof row.unavailable === 'string' ? row.unavailable : `FAILED: ${String(row.error)}`;
+      return [row.case, row.impl, '', '', '', '', '', why.split('\n')[0]!];
+    }
+    return [
+      row.case,
+      row.impl,
+      typeof row.n === 'number' ? `${integer(row.n)} ${String(row.unit)}` : '',
+      integer(row.ops_per_s),
+      typeof row.median_ops_per_s === 'number' ? integer(row.median_ops_per_s) : '',
+      typeof row.best_ms === 'number' ? row.best_ms.toFixed(1) : '',
+      typeof row.cpu_us_per_op === 'number' ? row.cpu_us_per_op.toFixed(2) : '',
+      '',
+    ];
+  });
+  const table = formatTable(['case', 'impl', 'size', 'ops/s (best)', 'ops/s (median)', 'best ms', 'cpu µs/op', 'note'], body);
+  const lines = ratios.map((r) => {
+    const vs = typeof r.vs_drizzle === 'number' ? `${r.vs_drizzle.toFixed(2)}x` : 'n/a';
+    const oh = typeof r.orm_overhead === 'number' ? `${(r.orm_overhead * 100).toFixed(1)}%` : 'n/a';
+    return `${r.case.padEnd(18)} molo÷drizzle ${vs.padStart(6)} [target ${String(r.target_vs_drizzle)}: ${verdict(r.vs_drizzle_met)}]  ORM overhead over raw ${oh.padStart(6)} [target ${String(r.target_overhead)}: ${verdict(r.overhead_met)}]`;
+  });
+  return [table, '', 'Ratios (ops/s; molo÷drizzle higher is better; overhead = raw÷ORM − 1, lower is better):', ...lines].join('\n');
+}

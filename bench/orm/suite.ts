@@ -1,0 +1,249 @@
+/**
+ * The `orm` suite: Molo's ORM against drizzle-orm (latest 0.x) on the same Postgres and SQLite,
+ * same schema and queries, and against Molo's raw client running the ORM's own SQL (the ORM's
+ * overhead). Cases, per backend: insert 10k rows in one transaction; 10k selects by primary key;
+ * 1k filtered pages of 100 rows with a join; eager loading of authors → posts → comments over 1k
+ * parents. Measured with bench/data's interleaved rounds (best round counts, median kept).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { ActorSystem } from '../../src/actors/index.js';
+import { createPostgresPool } from '../../src/data/postgres.js';
+import { openSqlite } from '../../src/data/sqlite/index.js';
+import { POSTGRES, SQLITE } from '../../src/data/orm/index.js';
+import { measureCase, type CaseSpec, type Contender } from '../data/rounds.js';
+import { createBenchServer, type BenchServer } from '../data/server.js';
+import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite.js';
+import { drizzlePgWork, drizzleSqliteWork } from './drizzle-impl.js';
+import { moloOrmWork, moloRawWork } from './molo-impl.js';
+import { ormReport, withOrmRatios } from './report.js';
+import { MODELS, type Dataset } from './schema.js';
+import { expectedEagerComments, expectedPageRows, type OrmWork } from './work.js';
+
+const WORKLOADS = ['insert', 'select_pk', 'pages', 'eager'] as const;
+type Workload = (typeof WORKLOADS)[number];
+export const ORM_CASES: readonly string[] = [...WORKLOADS.map((w) => `pg_${w}`), ...WORKLOADS.map((w) => `sqlite_${w}`)];
+
+interface Sizes {
+  readonly data: Dataset;
+  readonly parents: number;
+  readonly rounds: number;
+  readonly n: Readonly<Record<Workload, number>>;
+  readonly warmup: Readonly<Record<Workload, number>>;
+}
+
+const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
+  full: {
+    data: { authors: 1_000, postsPerAuthor: 5, commentsPerPost: 2 },
+    parents: 1_000,
+    rounds: 3,
+    n: { insert: 10_000, select_pk: 10_000, pages: 1_000, eager: 10 },
+    warmup: { insert: 2_000, select_pk: 2_000, pages: 100, eager: 2 },
+  },
+  quick: {
+    data: { authors: 100, postsPerAuthor: 5, commentsPerPost: 2 },
+    parents: 100,
+    rounds: 1,
+    n: { insert: 200, select_pk: 200, pages: 20, eager: 1 },
+    warmup: { insert: 50, select_pk: 50, pages: 5, eager: 1 },
+  },
+};
+
+const UNITS: Readonly<Record<Workload, string>> = { insert: 'rows', select_pk: 'selects', pages: 'pages', eager: 'loads' };
+const POOL_SIZE = 4;
+
+const log = (message: string): void => void process.stderr.write(`${message}\n`);
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const scattered = (i: number, n: number): number => ((i * 1_000_003) % n) + 1;
+
+function expected(workload: Workload, sizes: Sizes, n: number): number {
+  const posts = sizes.data.authors * sizes.data.postsPerAuthor;
+  switch (workload) {
+    case 'insert':
+      return n;
+    case 'select_pk': {
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += scattered(i, posts);
+      return sum;
+    }
+    case 'pages':
+      return expectedPageRows(n, sizes.data);
+    case 'eager':
+      return n * expectedEagerComments(sizes.data, sizes.parents);
+  }
+}
+
+function contender(impl: string, workload: Workload, sizes: Sizes, open: () => Promise<OrmWork>): Contender {
+  let work: OrmWork | undefined;
+  const posts = sizes.data.authors * sizes.data.postsPerAuthor;
+  return {
+    impl,
+    open: async () => void (work = await open()),
+    reset: workload === 'insert' ? () => work!.resetInsert() : undefined,
+    run: (n) => {
+      switch (workload) {
+        case 'insert':
+          return work!.insert(n);
+        case 'select_pk':
+          return work!.selectByKey(n, (i) => scattered(i, posts));
+        case 'pages':
+          return work!.pages(n);
+        case 'eager':
+          return work!.eager(n, sizes.parents);
+      }
+    },
+    close: async () => {
+      const current = work;
+      work = undefined;
+      await current?.close();
+    },
+  };
+}
+
+function specs(prefix: 'pg' | 'sqlite', sizes: Sizes, selected: readonly string[], impls: Record<string, () => Promise<OrmWork>>): CaseSpec[] {
+  return WORKLOADS.filter((w) => selected.includes(`${prefix}_${w}`)).map((workload) => ({
+    name: `${prefix}_${workload}`,
+    unit: UNITS[workload],
+    n: sizes.n[workload],
+    warmupN: sizes.warmup[workload],
+    rounds: sizes.rounds,
+    expected: (n: number) => expected(workload, sizes, n),
+    contenders: Object.entries(impls).map(([impl, open]) => contender(impl, workload, sizes, open)),
+  }));
+}
+
+async function runSpecs(list: readonly CaseSpec[], mode: string, rows: Row[]): Promise<boolean> {
+  let failed = false;
+  for (const spec of list) {
+    log(`${spec.name}: ${spec.n.toLocaleString('en-US')} ${spec.unit}, ${spec.rounds} round(s) after a warm-up of ${spec.warmupN.toLocaleString('en-US')}`);
+    const outcome = await measureCase(spec, mode);
+    rows.push(...outcome.rows);
+    failed ||= outcome.failed;
+  }
+  return failed;
+}
+
+async function seedPostgres(system: ActorSystem, server: BenchServer, data: Dataset): Promise<void> {
+  const db = await createPostgresPool(system, { host: server.host, port: server.port, user: server.user, database: server.database, min: 1, max: 1 });
+  try {
+    for (const model of MODELS) for (const statement of POSTGRES.createTableStatements(model.meta)) await db.query(statement);
+    const posts = data.authors * data.postsPerAuthor;
+    await db.query(`INSERT INTO authors (name, active) SELECT 'author-' || g, g % 2 = 1 FROM generate_series(1, ${data.authors}) g`);
+    await db.query(`INSERT INTO posts (author_id, title, score) SELECT (g - 1) % ${data.authors} + 1, 'post-' || g, g % 100 FROM generate_series(1, ${posts}) g`);
+    await db.query(`INSERT INTO comments (post_id, body) SELECT (g - 1) % ${posts} + 1, 'comment-' || g FROM generate_series(1, ${posts * data.commentsPerPost}) g`);
+    await db.query('VACUUM ANALYZE');
+  } finally {
+    await db.close();
+  }
+}
+
+function seedSqlite(file: string, data: Dataset): void {
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    for (const model of MODELS) for (const statement of SQLITE.createTableStatements(model.meta)) db.exec(statement);
+    const posts = data.authors * data.postsPerAuthor;
+    const author = db.prepare('INSERT INTO authors (name, active) VALUES (?, ?)');
+    const post = db.prepare('INSERT INTO posts (author_id, title, score) VALUES (?, ?, ?)');
+    const comment = db.prepare('INSERT INTO comments (post_id, body) VALUES (?, ?)');
+    db.transaction(() => {
+      for (let g = 1; g <= data.authors; g++) author.run(`author-${g}`, g % 2);
+      for (let g = 1; g <= posts; g++) post.run(((g - 1) % data.authors) + 1, `post-${g}`, g % 100);
+      for (let g = 1; g <= posts * data.commentsPerPost; g++) comment.run(((g - 1) % posts) + 1, `comment-${g}`);
+    })();
+    db.exec('ANALYZE');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
+
+async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[]): Promise<boolean> {
+  if (!selected.some((name) => name.startsWith('pg_'))) return false;
+  let server: BenchServer;
+  try {
+    server = await createBenchServer(1);
+  } catch (error) {
+    const why = `postgres unavailable: ${messageOf(error)}`;
+    log(why);
+    for (const name of selected.filter((n) => n.startsWith('pg_'))) for (const impl of ['molo', 'molo-raw', 'drizzle']) rows.push({ case: name, impl, ops_per_s: null, mode, unavailable: why });
+    return false;
+  }
+  log(`postgres: database ${server.database} on ${server.host}:${server.port}`);
+  try {
+    await seedPostgres(system, server, sizes.data);
+    const target = { host: server.host, port: server.port, user: server.user, database: server.database };
+    const pool = () => createPostgresPool(system, { ...target, min: POOL_SIZE, max: POOL_SIZE });
+    const authors = sizes.data.authors;
+    return await runSpecs(
+      specs('pg', sizes, selected, {
+        molo: async () => moloOrmWork(await pool(), authors),
+        'molo-raw': async () => moloRawWork(await pool(), authors),
+        drizzle: async () => drizzlePgWork(target, POOL_SIZE, authors),
+      }),
+      mode,
+      rows,
+    );
+  } finally {
+    await server.drop().catch((error: unknown) => log(`dropping ${server.database} failed: ${messageOf(error)}`));
+  }
+}
+
+async function runSqlite(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[]): Promise<boolean> {
+  if (!selected.some((name) => name.startsWith('sqlite_'))) return false;
+  const dir = await mkdtemp(join(tmpdir(), 'molo-bench-orm-'));
+  log(`sqlite: files in ${dir}`);
+  try {
+    const file = join(dir, 'orm.db');
+    seedSqlite(file, sizes.data);
+    const authors = sizes.data.authors;
+    return await runSpecs(
+      specs('sqlite', sizes, selected, {
+        molo: async () => moloOrmWork(await openSqlite(system, { file }), authors),
+        'molo-raw': async () => moloRawWork(await openSqlite(system, { file }), authors),
+        drizzle: async () => drizzleSqliteWork(file, authors),
+      }),
+      mode,
+      rows,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function run(options: SuiteOptions): Promise<SuiteResult> {
+  const mode = options.quick ? 'quick' : 'full';
+  const sizes = SIZES[mode];
+  const selected = ORM_CASES.filter((name) => options.cases === undefined || options.cases.includes(name));
+  const loadBefore = loadavg()[0]!;
+  log(`orm suite (${mode}): ${selected.join(', ')}`);
+  const rows: Row[] = [];
+  const system = new ActorSystem();
+  let failed = false;
+  try {
+    failed = (await runPostgres(system, sizes, selected, mode, rows)) || failed;
+    failed = (await runSqlite(system, sizes, selected, mode, rows)) || failed;
+  } finally {
+    system.shutdown();
+  }
+  const { rows: table, ratios } = withOrmRatios(rows, selected);
+  const header = [
+    `orm suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres on the same machine`,
+    `Molo's ORM vs drizzle-orm (postgres.js / better-sqlite3) and vs Molo's raw client running the ORM's SQL; pools of ${POOL_SIZE} connections.`,
+    `Dataset: ${sizes.data.authors} authors (half active) × ${sizes.data.postsPerAuthor} posts × ${sizes.data.commentsPerPost} comments; eager loads cover ${sizes.parents} parents.`,
+    'Interleaved rounds after a warm-up; ops/s is the best round (median shown too).',
+    `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
+  ];
+  if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');
+  return { rows: [...table, ...ratios], report: [...header, '', ormReport(table, ratios)].join('\n'), failed };
+}
+
+export const ormSuite: Suite = {
+  name: 'orm',
+  description: "Molo ORM vs drizzle-orm and vs Molo's raw client, Postgres and SQLite: insert, select by key, joined pages, eager loads",
+  cases: ORM_CASES,
+  run,
+};

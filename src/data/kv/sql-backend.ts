@@ -1,0 +1,57 @@
+/**
+ * What a SQL KV store needs of its backend: statements already checked and encoded (keys as their
+ * UTF-8 bytes, times as ms since the epoch on the store's clock, never the server's `now()`).
+ */
+import type { DataContext } from '../context.js';
+import type { Database } from '../database.js';
+import { InvalidDataConfig } from '../errors.js';
+import type { KvEntry } from './store.js';
+
+export interface KvSqlBackend {
+  /** Creates the tables (and sequence or counter row) if missing. */
+  init(ctx?: DataContext): Promise<void>;
+  get(key: Buffer, now: number, ctx?: DataContext): Promise<KvEntry | undefined>;
+  exists(key: Buffer, now: number, ctx?: DataContext): Promise<boolean>;
+  /** Writes unconditionally; resolves with the new version. */
+  set(key: Buffer, value: Uint8Array, expiresAt: number | null, ctx?: DataContext): Promise<number>;
+  /** Writes only if no live row has the key; resolves with the new version, or null. */
+  insertIfAbsent(key: Buffer, value: Uint8Array, expiresAt: number | null, now: number, ctx?: DataContext): Promise<number | null>;
+  /** Writes only if the live row's version is `expected`; resolves with the new version, or null. */
+  updateIfVersion(key: Buffer, value: Uint8Array, expiresAt: number | null, expected: number, now: number, ctx?: DataContext): Promise<number | null>;
+  /** The live row's version, or null. */
+  version(key: Buffer, now: number, ctx?: DataContext): Promise<number | null>;
+  /** Deletes the row; resolves with whether it was live. */
+  delete(key: Buffer, now: number, ctx?: DataContext): Promise<boolean>;
+  deleteIfVersion(key: Buffer, expected: number, now: number, ctx?: DataContext): Promise<boolean>;
+  /** Live keys in [start, end) (start excluded when `exclusive`), in byte order, at most `limit`. */
+  scan(start: Buffer, exclusive: boolean, end: Buffer, limit: number, now: number, ctx?: DataContext): Promise<Buffer[]>;
+  /** Deletes up to `batch` rows expired at `now`; resolves with how many. */
+  sweep(now: number, batch: number, ctx?: DataContext): Promise<number>;
+}
+
+/** Table names are SQL identifiers spliced into constant statements: only a safe shape is accepted. */
+export function checkTable(table: unknown): string {
+  if (typeof table !== 'string' || !/^[a-z_][a-z0-9_]{0,39}$/.test(table)) {
+    throw new InvalidDataConfig('kv.table', 'must be 1-40 lowercase letters, digits or _, not starting with a digit');
+  }
+  return table;
+}
+
+/** A version or count as a number: Postgres int8 arrives as bigint (versions stay far below 2^53). */
+export function toNumber(value: unknown): number {
+  return typeof value === 'bigint' ? Number(value) : (value as number);
+}
+
+/** A BLOB/bytea column as a Buffer (SQLite's may cross the worker hop as a bare Uint8Array). */
+export function toBuffer(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  throw new TypeError(`expected bytes, got ${typeof value}`);
+}
+
+/** A value as a Buffer for binding (both drivers bind Buffers as BLOB/bytea); wraps, never copies. */
+export function asBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+export type KvBackendFactory = (db: Database, table: string) => KvSqlBackend;

@@ -1,0 +1,118 @@
+/**
+ * Filter conditions: plain data built by `eq`, `lt`, `inList`, `and`, ... over typed column
+ * references, compiled to SQL with every value a bound parameter (encoded for its column's kind, so
+ * a `Date` compares as the same instant and a uuid as lowercase on both backends).
+ */
+import { InvalidQuery } from '../errors.js';
+import type { Value } from '../values.js';
+import type { Dialect } from './dialect.js';
+import { quoteIdent } from './dialect.js';
+import { isColumnRef, type ColumnRef } from './model.js';
+import { compileSql, type SqlFragment } from './sql.js';
+import { encodeValue } from './types.js';
+
+type CmpOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
+
+export type Condition =
+  | { readonly t: 'cmp'; readonly col: ColumnRef; readonly op: CmpOp; readonly value: unknown }
+  | { readonly t: 'in'; readonly col: ColumnRef; readonly values: readonly unknown[]; readonly negate: boolean }
+  | { readonly t: 'like'; readonly col: ColumnRef; readonly pattern: string }
+  | { readonly t: 'null'; readonly col: ColumnRef; readonly negate: boolean }
+  | { readonly t: 'and' | 'or'; readonly items: readonly Condition[] }
+  | { readonly t: 'not'; readonly item: Condition }
+  | { readonly t: 'sql'; readonly fragment: SqlFragment };
+
+type Operand<T> = T | ColumnRef<T> | ColumnRef<NonNullable<T>>;
+
+/** `col = value` (or another column); `eq(col, null)` is `IS NULL`. */
+export const eq = <T>(col: ColumnRef<T>, value: Operand<T>): Condition =>
+  value === null ? { t: 'null', col, negate: false } : { t: 'cmp', col, op: '=', value };
+/** `col <> value`; `ne(col, null)` is `IS NOT NULL`. */
+export const ne = <T>(col: ColumnRef<T>, value: Operand<T>): Condition =>
+  value === null ? { t: 'null', col, negate: true } : { t: 'cmp', col, op: '<>', value };
+export const lt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '<', value });
+export const lte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '<=', value });
+export const gt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '>', value });
+export const gte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '>=', value });
+/** `col IN (values)`; an empty list matches nothing. */
+export const inList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => ({ t: 'in', col, values, negate: false });
+export const notInList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => ({ t: 'in', col, values, negate: true });
+/** Case-sensitive LIKE on both backends: `%` any run, `_` one character, `\` escapes. */
+export const like = (col: ColumnRef<string> | ColumnRef<string | null>, pattern: string): Condition => ({ t: 'like', col, pattern });
+export const isNull = (col: ColumnRef): Condition => ({ t: 'null', col, negate: false });
+export const isNotNull = (col: ColumnRef): Condition => ({ t: 'null', col, negate: true });
+export const and = (...items: Condition[]): Condition => ({ t: 'and', items });
+export const or = (...items: Condition[]): Condition => ({ t: 'or', items });
+export const not = (item: Condition): Condition => ({ t: 'not', item });
+/** A raw condition from the `sql` tag (its values are bound). */
+export const where = (fragment: SqlFragment): Condition => ({ t: 'sql', fragment });
+
+/** How conditions compile: the dialect, the parameters so far, and whether to qualify columns. */
+export interface CompileContext {
+  readonly dialect: Dialect;
+  readonly params: Value[];
+  /** Tables the statement reads (the first is the main one); columns are qualified when there are several. */
+  readonly tables: readonly string[];
+}
+
+export function columnSql(col: ColumnRef, cc: CompileContext): string {
+  if (!cc.tables.includes(col.table)) throw new InvalidQuery(`column ${col.table}.${col.name} is not from a table of this query (${cc.tables.join(', ')}); join it first`);
+  return cc.tables.length > 1 ? `${quoteIdent(col.table)}.${quoteIdent(col.name)}` : quoteIdent(col.name);
+}
+
+function bind(cc: CompileContext, value: Value): string {
+  cc.params.push(value);
+  return cc.dialect.placeholder(cc.params.length);
+}
+
+export function compileCondition(cond: Condition, cc: CompileContext): string {
+  switch (cond.t) {
+    case 'cmp': {
+      const left = columnSql(cond.col, cc);
+      const right = isColumnRef(cond.value) ? columnSql(cond.value, cc) : bind(cc, encodeValue(cond.col.kind, cond.value, cond.col.name));
+      return `${left} ${cond.op} ${right}`;
+    }
+    case 'in': {
+      if (cond.values.length === 0) return cond.negate ? '1 = 1' : '1 = 0';
+      const left = columnSql(cond.col, cc);
+      const encoded = cond.values.map((v) => encodeValue(cond.col.kind, v, cond.col.name));
+      const array = cc.dialect.arrayParam(encoded);
+      if (array !== undefined) {
+        const test = cc.dialect.inArray(left, bind(cc, array));
+        return cond.negate ? `NOT (${test})` : test;
+      }
+      const list = encoded.map((v) => bind(cc, v)).join(', ');
+      return `${left} ${cond.negate ? 'NOT IN' : 'IN'} (${list})`;
+    }
+    case 'like':
+      if (typeof cond.pattern !== 'string') throw new InvalidQuery('like() needs a string pattern');
+      return cc.dialect.like(columnSql(cond.col, cc), bind(cc, encodeValue('text', cc.dialect.likeParam(cond.pattern), cond.col.name)));
+    case 'null':
+      return `${columnSql(cond.col, cc)} IS ${cond.negate ? 'NOT ' : ''}NULL`;
+    case 'and':
+    case 'or': {
+      if (cond.items.length === 0) return cond.t === 'and' ? '1 = 1' : '1 = 0';
+      if (cond.items.length === 1) return compileCondition(cond.items[0]!, cc);
+      return `(${cond.items.map((item) => compileCondition(item, cc)).join(cond.t === 'and' ? ' AND ' : ' OR ')})`;
+    }
+    case 'not':
+      return `NOT (${compileCondition(cond.item, cc)})`;
+    case 'sql':
+      return `(${compileSql(cond.fragment, cc.params).text})`;
+    default:
+      throw new InvalidQuery(`not a condition: ${JSON.stringify((cond as { t?: unknown }).t)}`);
+  }
+}
+
+/** `{ email: 'a', deletedAt: null }` as equality conditions on the model's columns. */
+export function matchConditions(refs: Readonly<Record<string, ColumnRef>>, table: string, match: Record<string, unknown>): Condition[] {
+  const out: Condition[] = [];
+  for (const key of Object.keys(match)) {
+    const col = Object.hasOwn(refs, key) ? refs[key] : undefined;
+    if (col === undefined) throw new InvalidQuery(`${table} has no column ${JSON.stringify(key)}`);
+    const value = match[key];
+    if (value === undefined) continue;
+    out.push(value === null ? { t: 'null', col, negate: false } : { t: 'cmp', col, op: '=', value });
+  }
+  return out;
+}

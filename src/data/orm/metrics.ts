@@ -1,0 +1,27 @@
+/**
+ * The ORM's few metrics, registered once per prom-client registry; without a registry there are
+ * none and each call site pays one `undefined` check.
+ */
+import { Counter, type Registry } from 'prom-client';
+
+export class OrmMetrics {
+  readonly conflicts: Counter<'table'>;
+  readonly heals: Counter<'table' | 'outcome'>;
+  readonly listenerErrors: Counter;
+
+  constructor(registry: Registry, prefix = 'molo_') {
+    const registers = [registry];
+    this.conflicts = new Counter({ name: `${prefix}orm_conflicts_total`, help: 'Optimistic-lock conflicts (stale writes refused).', labelNames: ['table'], registers });
+    this.heals = new Counter({ name: `${prefix}orm_heal_retries_total`, help: 'Statements retried after a heal, by outcome (ok, failed).', labelNames: ['table', 'outcome'], registers });
+    this.listenerErrors = new Counter({ name: `${prefix}orm_event_listener_errors_total`, help: 'Write-event subscribers that threw.', registers });
+  }
+}
+
+const byRegistry = new WeakMap<Registry, OrmMetrics>();
+
+export function ormMetrics(registry: Registry | undefined): OrmMetrics | undefined {
+  if (registry === undefined) return undefined;
+  let metrics = byRegistry.get(registry);
+  if (metrics === undefined) byRegistry.set(registry, (metrics = new OrmMetrics(registry)));
+  return metrics;
+}

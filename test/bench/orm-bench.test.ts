@@ -1,0 +1,67 @@
+/**
+ * `npm run bench -- orm --quick`: every case measured for Molo's ORM, Molo's raw client and
+ * drizzle-orm on both backends, ratio rows written, and the suite's database and files cleaned up.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { psql } from '../support/pg.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RESULTS = join(ROOT, 'bench', 'results', 'orm.json');
+const run = promisify(execFile);
+
+interface ResultRow {
+  case: string;
+  impl: string;
+  ops_per_s: number | null;
+  [extra: string]: unknown;
+}
+
+const CASES = ['pg_insert', 'pg_select_pk', 'pg_pages', 'pg_eager', 'sqlite_insert', 'sqlite_select_pk', 'sqlite_pages', 'sqlite_eager'];
+
+/** The smoke run rewrites bench/results/orm.json: keep a full run's results across `npm test`. */
+let previous: string | undefined;
+beforeAll(async () => {
+  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
+});
+afterAll(async () => {
+  if (previous !== undefined) await writeFile(RESULTS, previous);
+  else await rm(RESULTS, { force: true });
+});
+
+describe('npm run bench -- orm (smoke)', () => {
+  it('measures every case for molo, molo-raw and drizzle, writes ratios, cleans up', { timeout: 120_000 }, async () => {
+    const { stdout, stderr } = await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick'], { cwd: ROOT, timeout: 115_000 });
+    const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
+    for (const name of CASES) {
+      for (const impl of ['molo', 'molo-raw', 'drizzle']) {
+        const row = rows.find((candidate) => candidate.case === name && candidate.impl === impl);
+        expect(row?.ops_per_s, `${name}/${impl}: ${String(row?.error ?? row?.unavailable)}`).toBeGreaterThan(0);
+        expect(row!.mode).toBe('quick');
+      }
+      const ratio = rows.find((row) => row.case === name && row.impl === 'ratio');
+      expect(typeof ratio?.vs_drizzle, `${name} ratio`).toBe('number');
+      expect(typeof ratio?.orm_overhead).toBe('number');
+    }
+    expect(stdout).toMatch(/molo÷drizzle/);
+    expect(stdout).toMatch(/^pg_eager\s+molo÷drizzle/m);
+
+    const database = /database (molo_bench_[0-9a-f]+)/.exec(stderr)?.[1];
+    expect(database).toBeDefined();
+    expect(psql(`SELECT count(*) FROM pg_database WHERE datname = '${database!}'`)).toBe('0');
+    const dir = /sqlite: files in (\S+)/.exec(stderr)?.[1];
+    expect(dir).toBeDefined();
+    expect(existsSync(dir!)).toBe(false);
+  });
+
+  it('runs only the cases asked for', { timeout: 60_000 }, async () => {
+    await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick', '--cases', 'sqlite_select_pk'], { cwd: ROOT, timeout: 55_000 });
+    const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
+    expect(new Set(rows.map((row) => row.case))).toEqual(new Set(['sqlite_select_pk']));
+  });
+});
