@@ -20,6 +20,7 @@ commands:
   tree      the live supervision tree: states, restart counts, intensity, mailboxes
   ps        every live process
   health    ok, or why not (exit code 1 unless ok)
+  migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
   help      this text
 
 options:
