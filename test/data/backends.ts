@@ -5,11 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import type { ActorSystem } from '../../src/actors/index.js';
 import type { Database } from '../../src/data/index.js';
 import { createPostgresPool, type PostgresPoolConfig } from '../../src/data/postgres.js';
 import { openSqlite, type SqliteConfig } from '../../src/data/sqlite/index.js';
 import { freshDatabase } from '../support/pg.js';
+import { testSystem } from '../support/systems.js';
 
 export interface OpenedBackend {
   readonly db: Database;
@@ -52,3 +54,27 @@ export const BACKENDS: readonly BackendCase[] = [
     },
   },
 ];
+
+/**
+ * Opens `backend` (in a fresh actor system) before each test of the enclosing `describe`, runs
+ * `ready` with it, and disposes of both after the test.
+ */
+export function openForEachTest(
+  backend: BackendCase,
+  ready: (opened: OpenedBackend, system: ActorSystem) => void | Promise<void>,
+  options?: Parameters<BackendCase['open']>[1],
+): void {
+  let system: ActorSystem | undefined;
+  let opened: OpenedBackend | undefined;
+  beforeEach(async () => {
+    system = testSystem();
+    opened = await backend.open(system, options);
+    await ready(opened, system);
+  });
+  afterEach(async () => {
+    await opened?.dispose();
+    await system?.shutdown();
+    opened = undefined;
+    system = undefined;
+  });
+}

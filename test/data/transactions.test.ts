@@ -2,27 +2,15 @@
  * Commit, rollback and savepoints with identical assertions on both backends (validation steps 1-4
  * of 04-data.md).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { TransactionStateError, type Database, type Transaction } from '../../src/data/index.js';
-import { testSystem } from '../support/systems.js';
-import { BACKENDS, type OpenedBackend } from './backends.js';
+import { BACKENDS, openForEachTest } from './backends.js';
 
 describe.each(BACKENDS)('transactions on $name', (backend) => {
-  let system: ActorSystem;
-  let opened: OpenedBackend;
   let db: Database;
-
-  beforeEach(async () => {
-    system = testSystem();
-    opened = await backend.open(system);
+  openForEachTest(backend, async (opened) => {
     db = opened.db;
     await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL)');
-  });
-
-  afterEach(async () => {
-    await opened.dispose();
-    await system.shutdown();
   });
 
   const labels = async (): Promise<string[]> =>

@@ -2,12 +2,10 @@
  * classify(backend, error) → HealPlan | Fatal: pure, checked on hand-made errors and on the real
  * errors the real servers raise for each row of the heal matrix.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { DbError, EncodeFailed, type Database, type Value } from '../../../src/data/index.js';
 import { classify, triggerCode } from '../../../src/data/orm/heal/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS, type OpenedBackend } from '../backends.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
 
 const pg = (sqlstate: string, message: string, fields: Record<string, string> = {}): DbError => new DbError(message, { sqlstate, ...fields });
 const lite = (sqliteCode: string, message: string): DbError => new DbError(message, { sqliteCode });
@@ -104,22 +102,12 @@ const REAL: Record<'postgres' | 'sqlite', readonly [string, readonly Value[], st
 };
 
 describe.each(BACKENDS)('classify real errors from $name', (backend) => {
-  let system: ActorSystem;
-  let opened: OpenedBackend;
   let db: Database;
-
   // One database for the whole matrix (the leak check stops systems after every test, so not beforeAll).
-  beforeEach(async () => {
-    system = testSystem();
-    opened = await backend.open(system);
+  openForEachTest(backend, async (opened) => {
     db = opened.db;
     await db.query('CREATE TABLE t (s varchar(3) NOT NULL UNIQUE, n integer NOT NULL)');
     await db.query("INSERT INTO t (s, n) VALUES ('a', 1)");
-  });
-
-  afterEach(async () => {
-    await opened.dispose();
-    system.shutdown();
   });
 
   it('every row of the heal matrix, from the server itself', async () => {

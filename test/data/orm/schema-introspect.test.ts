@@ -2,14 +2,12 @@
  * Introspection on both servers: what the dialect creates reads back as the model says, and tables
  * written by hand with other spellings of the same types diff to nothing (no DDL, no type drift).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/data/index.js';
 import { defineModel, dialectFor, field, NOW } from '../../../src/data/orm/index.js';
 import { diffModel, introspect, normalizeType } from '../../../src/data/orm/schema/index.js';
 import { Syncer } from '../../../src/data/orm/sync.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS, type OpenedBackend } from '../backends.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
 import { recording } from './schema-support.js';
 
 const Account = defineModel(
@@ -30,19 +28,9 @@ const Account = defineModel(
 );
 
 describe.each(BACKENDS)('introspection on $name', (backend) => {
-  let system: ActorSystem;
-  let opened: OpenedBackend;
   let db: Database;
-
-  beforeEach(async () => {
-    system = testSystem();
-    opened = await backend.open(system);
+  openForEachTest(backend, (opened) => {
     db = opened.db;
-  });
-
-  afterEach(async () => {
-    await opened.dispose();
-    system.shutdown();
   });
 
   it('reads back the columns, keys, uniques and indexes the dialect created', async () => {

@@ -3,14 +3,12 @@
  * DDL at all, a model that grows gets its columns and indexes (rows kept), and the boot policy
  * (syncOnBoot true: a failure throws; false: a loud warning and degraded health).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { SchemaSyncFailed, type Database } from '../../../src/data/index.js';
 import { defineModel, dialectFor, field, NOW, Orm } from '../../../src/data/orm/index.js';
 import { diffModel, introspect } from '../../../src/data/orm/schema/index.js';
 import { Syncer } from '../../../src/data/orm/sync.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS, type OpenedBackend } from '../backends.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
 import { memoryLogger, recording } from './schema-support.js';
 
 const User = defineModel('users', {
@@ -50,19 +48,9 @@ const UserV2 = defineModel(
 );
 
 describe.each(BACKENDS)('sync on $name', (backend) => {
-  let system: ActorSystem;
-  let opened: OpenedBackend;
   let db: Database;
-
-  beforeEach(async () => {
-    system = testSystem();
-    opened = await backend.open(system);
+  openForEachTest(backend, (opened) => {
     db = opened.db;
-  });
-
-  afterEach(async () => {
-    await opened.dispose();
-    system.shutdown();
   });
 
   it('boots a fresh database to the full schema, and a second sync issues no DDL', async () => {

@@ -4,13 +4,11 @@
  * backends.
  */
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/data/index.js';
 import { defineModel, field, Orm, type AnyField, type AnyModel, type FieldKind } from '../../../src/data/orm/index.js';
 import { Syncer } from '../../../src/data/orm/sync.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS, type OpenedBackend } from '../backends.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
 import { recording } from './schema-support.js';
 
 /** Column names a model may use: plain, mixed case, spaces, quotes, keywords, non-ASCII. */
@@ -114,19 +112,9 @@ function keyOf(values: readonly unknown[]): string {
 }
 
 describe.each(BACKENDS)('random schemas on $name', (backend) => {
-  let system: ActorSystem;
-  let opened: OpenedBackend;
   let db: Database;
-
-  beforeEach(async () => {
-    system = testSystem();
-    opened = await backend.open(system);
+  openForEachTest(backend, (opened) => {
     db = opened.db;
-  });
-
-  afterEach(async () => {
-    await opened.dispose();
-    system.shutdown();
   });
 
   it('sync creates the table, a second sync issues nothing, rows round-trip', async () => {
