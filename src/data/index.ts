@@ -2,6 +2,9 @@
 export * from './values.js';
 export * from './context.js';
 export * from './errors.js';
+export * from './kv/errors.js';
+export * from './cache/errors.js';
+export * from './orm/errors.js';
 export * from './database.js';
 export type { DriverConnection, Connector } from './driver.js';
 export { POOL_DEFAULTS, type PoolConfig } from './pool-config.js';

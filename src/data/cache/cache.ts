@@ -10,7 +10,7 @@
  * reach the least recently used end.
  */
 import { systemClock } from '../../actors/index.js';
-import { CacheCapExceeded, CacheInvalidArgument } from '../errors.js';
+import { CacheCapExceeded, CacheInvalidArgument } from './errors.js';
 import { tableAndRowTags, type Invalidation, type WriteEvent, type WriteEventSource } from './invalidation.js';
 import { CacheMetrics, type EvictionReason } from './metrics.js';
 import { CACHE_LIMITS, checkKey, checkTags, checkTtl, resolveCacheOptions, type CacheOptions } from './options.js';

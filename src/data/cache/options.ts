@@ -4,7 +4,8 @@
  */
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../actors/index.js';
-import { CacheCapExceeded, CacheInvalidArgument, InvalidDataConfig } from '../errors.js';
+import { InvalidDataConfig } from '../errors.js';
+import { CacheCapExceeded, CacheInvalidArgument } from './errors.js';
 
 export const CACHE_LIMITS = Object.freeze({
   /** Entries held before the least recently used is evicted (default and ceiling). */

@@ -11,7 +11,7 @@
  * again for every flight.
  */
 import type { Clock, ClockTimer } from '../../actors/index.js';
-import { CacheCapExceeded, CacheComputeTimeout } from '../errors.js';
+import { CacheCapExceeded, CacheComputeTimeout } from './errors.js';
 
 interface Flight<V> {
   readonly promise: Promise<V>;

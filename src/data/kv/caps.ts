@@ -2,7 +2,7 @@
  * Argument checks shared by every KV backend: the same call fails the same way, with the same typed
  * error naming the cap, whichever store is underneath (and before any I/O).
  */
-import { KvCapExceeded, KvInvalidArgument } from '../errors.js';
+import { KvCapExceeded, KvInvalidArgument } from './errors.js';
 import { DEFAULT_SCAN_LIMIT, KV_LIMITS, type KvScanOptions, type KvSetOptions } from './store.js';
 
 const wellFormed = String.prototype as unknown as { isWellFormed(this: string): boolean };

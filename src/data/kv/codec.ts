@@ -3,7 +3,7 @@
  * Helpers, not a format the store knows about: any backend, any reader in another language.
  */
 import type { DataContext } from '../context.js';
-import { KvInvalidArgument } from '../errors.js';
+import { KvInvalidArgument } from './errors.js';
 import type { KvEntry, KvSetOptions, KvStore } from './store.js';
 
 export const encodeText = (text: string): Buffer => Buffer.from(text, 'utf8');

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../actors/index.js';
 import type { DataContext } from '../context.js';
-import { KvCapExceeded } from '../errors.js';
+import { KvCapExceeded } from './errors.js';
 import { checkExpected, checkKey, checkScan, checkValue, compareKeys, copyBytes, expiryOf } from './caps.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { integerOption, resolveCommon, type KvCommonOptions } from './options.js';

@@ -4,7 +4,7 @@
  * a cache of the SQL text of the statements it issues by shape (find by key, insert of a column set,
  * delete by key), so the hot path neither rebuilds SQL nor allocates closures per row.
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Backend, Result, Row, Value } from '../values.js';
 import { dialectFor, quoteIdent, type Dialect } from './dialect.js';
 import type { FieldKind } from './fields.js';

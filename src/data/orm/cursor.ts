@@ -3,7 +3,7 @@
  * the types JSON lacks tagged (bigint, Date, Buffer). A cursor comes back from a client, so decoding
  * checks its size and shape and fails with InvalidQuery rather than trusting it.
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 
 /** Longest cursor accepted (characters). */
 export const MAX_CURSOR_LENGTH = 4096;

@@ -4,7 +4,8 @@
  * literals, and the few query forms that differ (LIKE, IN lists). Both backends take `$1, $2, ...`
  * placeholders, and both support `RETURNING` and `ON CONFLICT ... DO UPDATE`.
  */
-import { EncodeFailed, InvalidIdentifier } from '../errors.js';
+import { EncodeFailed } from '../errors.js';
+import { InvalidIdentifier } from './errors.js';
 import type { Backend, Value } from '../values.js';
 import type { DefaultSpec } from './fields.js';
 import { constraintName, identifierProblem, type ColumnMeta, type IndexMeta, type ModelMeta } from './model.js';

@@ -3,7 +3,7 @@
  * references, compiled to SQL with every value a bound parameter (encoded for its column's kind, so
  * a `Date` compares as the same instant and a uuid as lowercase on both backends).
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Value } from '../values.js';
 import type { Dialect } from './dialect.js';
 import { quoteIdent } from './dialect.js';

@@ -39,3 +39,4 @@ export { Syncer, type SyncerOptions, type SyncReport, type SchemaHealth } from '
 export { introspect, introspectTable, normalizeType, relateTypes, sameType, diffModel, type SchemaSnapshot, type TableSchema, type ColumnSchema, type IndexSchema, type TablePlan, type SchemaChange, type Drift } from './schema/index.js';
 export { classify, checkWidening, Healer, HEALER_DEFAULTS, HEALER_LIMITS, rebuildTable, type HealPlan, type Fatal, type HealRecord, type HealerOptions } from './heal/index.js';
 export { Migrator, createMigrationFile, loadMigrations, checksumOf, readLedger, MIGRATIONS_TABLE, type MigratorOptions, type MigrationStatus } from './migrations/index.js';
+export * from './errors.js';

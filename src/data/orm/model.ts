@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../database.js';
-import { InvalidModel } from '../errors.js';
+import { InvalidModel } from './errors.js';
 import type { Backend, Value } from '../values.js';
 import type { DefaultSpec, FieldKind, Fields, Field, ValueOf } from './fields.js';
 

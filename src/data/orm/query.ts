@@ -6,7 +6,7 @@
  *
  * A Query is a mutable builder (each method returns it): build it, run it once or many times.
  */
-import { InvalidQuery, OrmTooManyRows } from '../errors.js';
+import { InvalidQuery, OrmTooManyRows } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { aggregateDecoder, isAggregate, type Aggregate } from './aggregates.js';
 import { codecFor, decodeRows, decodeShape, shapeDecoders, type Decoder, type ModelCodec } from './codec.js';

@@ -7,7 +7,7 @@
  * SQLite). Only bytes keys on SQLite, which JSON cannot carry, fall back to `IN ($1, ...)` lists of
  * at most 1,000 keys (the bound-parameter cap), one query per 1,000.
  */
-import { InvalidModel, InvalidQuery } from '../errors.js';
+import { InvalidModel, InvalidQuery } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { codecFor, decodeRows, keyOf, type ModelCodec } from './codec.js';
 import { quoteIdent } from './dialect.js';

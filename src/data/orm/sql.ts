@@ -7,7 +7,7 @@
  * await orm.execute(sql`SELECT * FROM ${sql.ident('users')} WHERE email = ${email}`);
  * ```
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Value } from '../values.js';
 import { quoteIdent } from './dialect.js';
 

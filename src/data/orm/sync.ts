@@ -16,7 +16,8 @@
  */
 import type { DataContext } from '../context.js';
 import type { Database, Queryable } from '../database.js';
-import { DbError, SchemaSyncFailed } from '../errors.js';
+import { DbError } from '../errors.js';
+import { SchemaSyncFailed } from './errors.js';
 import { silentLogger, type Logger } from '../../telemetry/index.js';
 import { dialectFor, type Dialect } from './dialect.js';
 import { rebuildTable } from './heal/sqlite-rebuild.js';

@@ -2,7 +2,7 @@
  * Bulk update and delete of the rows a query matches, with hooks and write events. Versioned
  * models have every touched version incremented.
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { codecFor, decodeRows } from './codec.js';
 import { quoteIdent } from './dialect.js';

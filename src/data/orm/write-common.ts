@@ -2,7 +2,7 @@
  * What the write modules share: hook calls, the own-transaction rule, write events, key checks,
  * RETURNING lists.
  */
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Row } from '../values.js';
 import { eventKey, type ModelCodec } from './codec.js';
 import { quoteIdent } from './dialect.js';

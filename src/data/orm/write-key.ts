@@ -2,7 +2,7 @@
  * Writes and reads of one row by its primary key: update and delete with optimistic locking (a
  * stale version is a ConflictError carrying the current one), and find.
  */
-import { ConflictError, InvalidQuery, NotFound } from '../errors.js';
+import { ConflictError, InvalidQuery, NotFound } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { cachedSql, codecFor, decodeRows, encodeColumn, eventKey, pkParams, type ModelCodec } from './codec.js';
 import { quoteIdent } from './dialect.js';

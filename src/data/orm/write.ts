@@ -7,7 +7,7 @@
  * in a transaction of its own when the caller is not in one, so it commits or fails as a whole.
  */
 import { MAX_PARAMETERS } from '../database.js';
-import { InvalidQuery } from '../errors.js';
+import { InvalidQuery } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { cachedSql, codecFor, decodeRows, encodeColumn, type ModelCodec } from './codec.js';
 import { quoteIdent } from './dialect.js';

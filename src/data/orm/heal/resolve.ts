@@ -12,7 +12,7 @@
  * - dropNotNull: a NOT NULL column the model leaves nullable or no longer has; the model's default
  *   is set with it (the backfill for rows that omit it). SQLite: through the table rebuild.
  */
-import { NarrowingRefused } from '../../errors.js';
+import { NarrowingRefused } from '../errors.js';
 import type { Backend } from '../../values.js';
 import { dialectFor, quoteIdent } from '../dialect.js';
 import type { ColumnMeta, ModelMeta } from '../model.js';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MigrationInvalid } from '../../errors.js';
+import { MigrationInvalid } from '../errors.js';
 import type { Backend } from '../../values.js';
 
 /** `0001_create_users.sql`, `0002_add_index.pg.sql`: number, name, optional dialect. */

@@ -7,7 +7,8 @@
  */
 import type { DataContext } from '../../context.js';
 import type { Database, Queryable } from '../../database.js';
-import { DbError, MigrationChecksumMismatch, MigrationFailed } from '../../errors.js';
+import { DbError } from '../../errors.js';
+import { MigrationChecksumMismatch, MigrationFailed } from '../errors.js';
 import { silentLogger, type Logger } from '../../../telemetry/index.js';
 import { loadMigrations, type MigrationSource } from './files.js';
 import { ensureLedger, isRecorded, MIGRATION_LOCK_KEY, readLedger, record, type LedgerRow } from './ledger.js';
