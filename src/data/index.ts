@@ -37,3 +37,4 @@ export {
 } from './sqlite/index.js';
 export * from './kv/index.js';
 export * from './cache/index.js';
+export { traced, DataSpanName } from './tracing.js';
