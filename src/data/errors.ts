@@ -105,26 +105,12 @@ export function isRetryableCode(fields: Pick<ServerFields, 'sqlstate' | 'sqliteC
   return false;
 }
 
+/** The server's fields (declared once, in `ServerFields`), set from the options by the constructor. */
+export interface DbError extends ServerFields {}
+
 /** An error from a data backend. `code` is Molo's; `sqlstate`/`sqliteCode` are the server's. */
-export class DbError extends MoloError implements ServerFields {
+export class DbError extends MoloError {
   static readonly code: DataErrorCode = DataErrorCode.QueryFailed;
-  readonly sqlstate?: string;
-  readonly sqliteCode?: string;
-  readonly severity?: string;
-  readonly detail?: string;
-  readonly hint?: string;
-  readonly position?: number;
-  readonly where?: string;
-  readonly schema?: string;
-  readonly table?: string;
-  readonly column?: string;
-  readonly dataType?: string;
-  readonly constraint?: string;
-  readonly routine?: string;
-  readonly internalPosition?: number;
-  readonly internalQuery?: string;
-  readonly file?: string;
-  readonly line?: number;
   readonly connection?: RedactedConnection;
   /** Where the caller issued the statement (the driver's own frames are of no use to them). */
   callerStack?: string;

@@ -1,30 +1,9 @@
-import { execFile } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { keepResults, ROOT, run, type ResultRow } from './smoke-support.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'actors.json');
-const run = promisify(execFile);
 
-interface ResultRow {
-  case: string;
-  impl: string;
-  ops_per_s: number | null;
-  [extra: string]: unknown;
-}
-
-/** The smoke run rewrites bench/results/actors.json: keep a full run's results across `npm test`. */
-let previous: string | undefined;
-beforeAll(async () => {
-  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
-});
-afterAll(async () => {
-  if (previous !== undefined) await writeFile(RESULTS, previous);
-  else await rm(RESULTS, { force: true });
-});
+const RESULTS = keepResults('actors');
 
 describe('npm run bench -- actors (smoke)', () => {
   it('runs send and call quickly and writes Molo rows', { timeout: 60_000 }, async () => {

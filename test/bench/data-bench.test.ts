@@ -1,22 +1,10 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { keepResults, ROOT, run, type ResultRow } from './smoke-support.js';
 import { psql } from '../support/pg.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'data.json');
-const run = promisify(execFile);
-
-interface ResultRow {
-  case: string;
-  impl: string;
-  ops_per_s: number | null;
-  [extra: string]: unknown;
-}
 
 const CASES = ['pg_sequential', 'pg_pool', 'pg_one_conn', 'pg_fetch', 'sqlite_insert', 'sqlite_select'];
 const PEERS: Record<string, string[]> = {
@@ -37,15 +25,7 @@ const ENTRY: Record<string, string> = {
   sqlite_select: 'src/data/sqlite/index.ts',
 };
 
-/** The smoke run rewrites bench/results/data.json: keep a full run's results across `npm test`. */
-let previous: string | undefined;
-beforeAll(async () => {
-  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
-});
-afterAll(async () => {
-  if (previous !== undefined) await writeFile(RESULTS, previous);
-  else await rm(RESULTS, { force: true });
-});
+const RESULTS = keepResults('data');
 
 describe('npm run bench -- data (smoke)', () => {
   it('measures every case side by side, writes rows and ratios, and cleans up', { timeout: 60_000 }, async () => {

@@ -1,23 +1,11 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { keepResults, ROOT, run, type ResultRow } from './smoke-support.js';
 import { psql } from '../support/pg.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'kv.json');
-const run = promisify(execFile);
-
-interface ResultRow {
-  case: string;
-  impl: string;
-  ops_per_s: number | null;
-  [extra: string]: unknown;
-}
 
 const PEERS: Record<string, string> = {
   cache_hit: 'lru-cache',
@@ -30,15 +18,7 @@ const PEERS: Record<string, string> = {
   kv_postgres_get: 'redis',
 };
 
-/** The smoke run rewrites bench/results/kv.json: keep a full run's results across `npm test`. */
-let previous: string | undefined;
-beforeAll(async () => {
-  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
-});
-afterAll(async () => {
-  if (previous !== undefined) await writeFile(RESULTS, previous);
-  else await rm(RESULTS, { force: true });
-});
+const RESULTS = keepResults('kv');
 
 /** Redis keys under `prefix` still on the server (null: no server to ask). */
 async function redisKeys(prefix: string): Promise<number | null> {

@@ -2,37 +2,16 @@
  * `npm run bench -- orm --quick`: every case measured for Molo's ORM, Molo's raw client and
  * drizzle-orm on both backends, ratio rows written, and the suite's database and files cleaned up.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { keepResults, ROOT, run, type ResultRow } from './smoke-support.js';
 import { psql } from '../support/pg.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'orm.json');
-const run = promisify(execFile);
-
-interface ResultRow {
-  case: string;
-  impl: string;
-  ops_per_s: number | null;
-  [extra: string]: unknown;
-}
 
 const CASES = ['pg_insert', 'pg_select_pk', 'pg_pages', 'pg_eager', 'sqlite_insert', 'sqlite_select_pk', 'sqlite_pages', 'sqlite_eager'];
 
-/** The smoke run rewrites bench/results/orm.json: keep a full run's results across `npm test`. */
-let previous: string | undefined;
-beforeAll(async () => {
-  previous = await readFile(RESULTS, 'utf8').catch(() => undefined);
-});
-afterAll(async () => {
-  if (previous !== undefined) await writeFile(RESULTS, previous);
-  else await rm(RESULTS, { force: true });
-});
+const RESULTS = keepResults('orm');
 
 describe('npm run bench -- orm (smoke)', () => {
   it('measures every case for molo, molo-raw and drizzle, writes ratios, cleans up', { timeout: 120_000 }, async () => {

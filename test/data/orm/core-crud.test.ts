@@ -3,28 +3,18 @@
  * with defaults, batch inserts past the parameter cap, find, update, delete, upsert, hooks, raw SQL,
  * injection strings stored literally, NUL refused.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { EncodeFailed, InvalidIdentifier, InvalidQuery, NotFound } from '../../../src/data/index.js';
 import { defineModel, eq, field, Orm, sql, type RowOf } from '../../../src/data/orm/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS } from '../backends.js';
-import { openOrm, Post, Tag, User, type OrmFixture } from './core-support.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
+import { ormFixture, Post, Tag, User, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM CRUD on $name', (backend) => {
-  let system: ActorSystem;
   let fx: OrmFixture;
   let orm: Orm;
-
-  beforeEach(async () => {
-    system = testSystem();
-    fx = await openOrm(backend, system);
+  openForEachTest(backend, async (opened) => {
+    fx = await ormFixture(opened);
     orm = fx.orm;
-  });
-
-  afterEach(async () => {
-    await fx.opened.dispose();
-    await system.shutdown();
   });
 
   it('inserts with server defaults and returns the stored row with the right JS types', async () => {

@@ -3,10 +3,9 @@
  * comments), a Database wrapper that counts statements (for asserting no N+1), and a helper that
  * opens a backend with an Orm over the counting wrapper.
  */
-import type { ActorSystem } from '../../../src/actors/index.js';
 import type { DataContext, Database, DatabaseHealth, PreparedStatement, Queryable, QueryOptions, Result, Row, StreamOptions, Transaction, TransactionOptions, Value } from '../../../src/data/index.js';
 import { belongsTo, defineModel, field, hasMany, manyToMany, NOW, Orm } from '../../../src/data/orm/index.js';
-import type { BackendCase, OpenedBackend } from '../backends.js';
+import type { OpenedBackend } from '../backends.js';
 
 export const User = defineModel('users', {
   id: field.int64().primaryKey().autoIncrement(),
@@ -152,8 +151,7 @@ export interface OrmFixture {
 }
 
 /** Opens the backend, wraps it in a CountingDatabase, creates the blog tables. */
-export async function openOrm(backend: BackendCase, system: ActorSystem): Promise<OrmFixture> {
-  const opened = await backend.open(system);
+export async function ormFixture(opened: OpenedBackend): Promise<OrmFixture> {
   const counting = new CountingDatabase(opened.db);
   const orm = new Orm(counting);
   await orm.createTables(...BLOG);

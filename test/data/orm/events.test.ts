@@ -3,36 +3,27 @@
  * savepoint), once per written row, in (commitSeq, statementSeq) order; a write outside a
  * transaction publishes at once; the channel fits the cache's `subscribe(fn) → unsubscribe`.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { WriteEventSource } from '../../../src/data/cache/invalidation.js';
 import { Registry } from 'prom-client';
 import { ConflictError, InvalidDataConfig } from '../../../src/data/index.js';
 import { gt, Orm, WriteEventChannel, type OrmWriteEvent } from '../../../src/data/orm/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS } from '../backends.js';
-import { openOrm, Post, PostTag, User, type OrmFixture } from './core-support.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
+import { ormFixture, Post, PostTag, User, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM write events on $name', (backend) => {
-  let system: ActorSystem;
   let fx: OrmFixture;
   let orm: Orm;
   let events: OrmWriteEvent[];
   let unsubscribe: () => void;
 
-  beforeEach(async () => {
-    system = testSystem();
-    fx = await openOrm(backend, system);
+  openForEachTest(backend, async (opened) => {
+    fx = await ormFixture(opened);
     orm = fx.orm;
     events = [];
     unsubscribe = orm.events.subscribe((event) => events.push(event));
   });
-
-  afterEach(async () => {
-    unsubscribe();
-    await fx.opened.dispose();
-    await system.shutdown();
-  });
+  afterEach(() => unsubscribe());
 
   const brief = (e: OrmWriteEvent) => [e.table, e.op, e.primaryKey, e.version];
 

@@ -3,22 +3,17 @@
  * select, joins, count/exists, aggregates with groupBy, the all() cap, and LIKE being case-sensitive
  * with the same wildcard rules on both.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { InvalidQuery, OrmTooManyRows, TooManyRows } from '../../../src/data/index.js';
 import { and, avg, count, defineModel, eq, field, gt, gte, inList, isNull, isNotNull, like, lt, lte, max, min, ne, not, notInList, or, Orm, sql, sum, where } from '../../../src/data/orm/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS } from '../backends.js';
-import { openOrm, Post, User, type OrmFixture } from './core-support.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
+import { ormFixture, Post, User, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM queries on $name', (backend) => {
-  let system: ActorSystem;
   let fx: OrmFixture;
   let orm: Orm;
-
-  beforeEach(async () => {
-    system = testSystem();
-    fx = await openOrm(backend, system);
+  openForEachTest(backend, async (opened) => {
+    fx = await ormFixture(opened);
     orm = fx.orm;
     const users = await orm.insertMany(User, [
       { email: 'ada@x', name: 'Ada' },
@@ -30,11 +25,6 @@ describe.each(BACKENDS)('ORM queries on $name', (backend) => {
       Post,
       users.flatMap((u, i) => Array.from({ length: i + 1 }, (_, j) => ({ authorId: u.id, title: `${u.email}#${j}`, score: (i + 1) * 10 + j }))),
     );
-  });
-
-  afterEach(async () => {
-    await fx.opened.dispose();
-    await system.shutdown();
   });
 
   const emails = async (q: ReturnType<Orm['query']>): Promise<string[]> => (await q.orderBy('email').all()).map((u) => (u as { email: string }).email);

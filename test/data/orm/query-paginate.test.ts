@@ -3,28 +3,18 @@
  * mixed directions, over joins; cursors that do not fit (or are forged) are refused with a typed
  * error; optimistic locking matches and increments versions and reports the current one on conflict.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { ConflictError, InvalidQuery } from '../../../src/data/index.js';
 import { eq, gt, Orm } from '../../../src/data/orm/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS } from '../backends.js';
-import { openOrm, Post, User, type OrmFixture } from './core-support.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
+import { ormFixture, Post, User, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM pagination and locking on $name', (backend) => {
-  let system: ActorSystem;
   let fx: OrmFixture;
   let orm: Orm;
-
-  beforeEach(async () => {
-    system = testSystem();
-    fx = await openOrm(backend, system);
+  openForEachTest(backend, async (opened) => {
+    fx = await ormFixture(opened);
     orm = fx.orm;
-  });
-
-  afterEach(async () => {
-    await fx.opened.dispose();
-    await system.shutdown();
   });
 
   async function seed(n: number): Promise<void> {

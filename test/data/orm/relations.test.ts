@@ -3,22 +3,17 @@
  * asserted through a counting wrapper around the Database: one per relation per level, whatever
  * the number of parent rows (no N+1), nested levels included.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { InvalidModel, InvalidQuery } from '../../../src/data/index.js';
 import { belongsTo, defineModel, eq, field, hasMany, Orm } from '../../../src/data/orm/index.js';
-import { testSystem } from '../../support/systems.js';
-import { BACKENDS } from '../backends.js';
-import { Comment, openOrm, Post, postAuthor, postComments, PostTag, postTags, Tag, User, userPosts, type OrmFixture } from './core-support.js';
+import { BACKENDS, openForEachTest } from '../backends.js';
+import { Comment, ormFixture, Post, postAuthor, postComments, PostTag, postTags, Tag, User, userPosts, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM relations on $name', (backend) => {
-  let system: ActorSystem;
   let fx: OrmFixture;
   let orm: Orm;
-
-  beforeEach(async () => {
-    system = testSystem();
-    fx = await openOrm(backend, system);
+  openForEachTest(backend, async (opened) => {
+    fx = await ormFixture(opened);
     orm = fx.orm;
     // 5 users; user i has i posts; post p has (p mod 3) tags and 2 comments.
     const users = await orm.insertMany(User, Array.from({ length: 5 }, (_, i) => ({ email: `u${i}@x` })));
@@ -36,11 +31,6 @@ describe.each(BACKENDS)('ORM relations on $name', (backend) => {
       posts.flatMap((p) => [{ postId: p.id, text: `${p.title} c1` }, { postId: p.id, text: `${p.title} c2` }]),
     );
     fx.counting.reset();
-  });
-
-  afterEach(async () => {
-    await fx.opened.dispose();
-    await system.shutdown();
   });
 
   it('lazy: belongsTo, hasMany and manyToMany of one row', async () => {
