@@ -103,21 +103,31 @@ async function main(): Promise<void> {
   const { system } = node;
   console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npx tsx src/cli/molo.ts tree --url ${node.adminUrl}). Ctrl-C stops it.`);
 
+  // A print that races the shutdown finds the admin gone: that is the stop working, not a failure.
+  let stopping = false;
+  const stopPrinting = (): void => {
+    stopping = true;
+    clearInterval(printer);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stopPrinting);
   const printer = setInterval(() => {
     void (async () => {
       const square = await GenServer.call<Squarer>(system, 'squarer', 'last');
       console.log(`\n-- last square ${square} --`);
       process.stdout.write(formatTree(await Admin.tree(system)));
-    })().catch((error: unknown) => console.error('tree print failed:', error));
+    })().catch((error: unknown) => {
+      if (!stopping) console.error('tree print failed:', error);
+    });
   }, 2_000);
 
   node.stopped.then((result) => {
-    clearInterval(printer);
+    stopPrinting();
     console.log(`stopped ${result.clean ? 'cleanly' : 'at the deadline'} in ${Math.round(result.durationMs)} ms (${system.actorCount} actors left)`);
   });
   const runFor = Number(process.env.MOLO_DEMO_MS ?? 0);
   if (runFor > 0) {
     setTimeout(() => {
+      stopPrinting();
       console.log('\ntime is up: stopping the tree in reverse start order...');
       void node.stop().then((result) => process.exit(result.exitCode));
     }, runFor);
