@@ -1,47 +1,74 @@
 /**
  * Entry of a host: a worker thread or a child process running its own ActorSystem with the node
- * name of its parent and a creation of its own. It talks only to its parent, and ends when the
- * parent tells it to (its last actor exited), when the parent goes away, or when it crashes.
+ * name of its parent and a creation of its own. It talks only to its parent, over a FrameLink (a
+ * private MessagePort for a thread, pipe fd 3 for a process), and ends when the parent tells it to
+ * (its last actor exited), when the parent goes away, or when it crashes.
  */
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { Socket } from 'node:net';
+import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ActorSystem } from '../system.js';
-import type { HostInit } from './host-channel.js';
+import { FrameLink, type LinkWire } from './frame-link.js';
+import { HOST_CHANNEL_FD, type HostInit } from './host-channel.js';
 import { HostRouter, type ParentChannel } from './host-router.js';
+import { channelLimits } from './limits.js';
 
 function readInit(): HostInit {
   if (!isMainThread) return (workerData as { init: HostInit }).init;
   const raw = process.argv[2];
-  if (raw === undefined || process.send === undefined) {
-    throw new Error('host-main runs only as a placement host (started by spawnPlaced)');
-  }
+  if (raw === undefined) throw new Error('host-main runs only as a placement host (started by spawnPlaced)');
   return JSON.parse(raw) as HostInit;
 }
 
-function parentChannel(): { channel: ParentChannel; listen(receive: (data: unknown) => void): void } {
-  if (!isMainThread) {
-    const port = parentPort!;
-    return {
-      channel: { post: (bytes) => port.postMessage(bytes), exit: () => process.exit(0) },
-      listen: (receive) => port.on('message', receive),
-    };
-  }
+interface Transport {
+  readonly wire: LinkWire;
+  /** Unframed: for tests that play a hostile host. */
+  raw(data: unknown): void;
+  listen(receive: (chunk: Uint8Array) => void): void;
+}
+
+function threadTransport(): Transport {
+  const data = workerData as { port: MessagePort };
+  const port = data.port;
+  // Only the private port carries frames; nothing posted on parentPort reaches the parent.
+  parentPort?.close();
   return {
-    channel: {
-      post(bytes) {
-        if (process.connected) process.send!(bytes, undefined, undefined, (error: Error | null) => void error);
-      },
-      exit: () => process.exit(0),
-    },
+    wire: { write: (batch) => port.postMessage(batch, [batch.buffer as ArrayBuffer]) },
+    raw: (value) => port.postMessage(value),
     listen(receive) {
-      process.on('message', receive);
-      // The parent is gone: nothing could reach this host's actors any more.
-      process.on('disconnect', () => process.exit(0));
+      port.on('message', (value: unknown) => {
+        if (value instanceof Uint8Array) receive(value);
+        else process.exit(1);
+      });
     },
   };
 }
 
+function processTransport(): Transport {
+  const socket = new Socket({ fd: HOST_CHANNEL_FD, readable: true, writable: true });
+  // The parent is gone: nothing could reach this host's actors any more.
+  const orphaned = (): never => process.exit(0);
+  socket.on('end', orphaned);
+  socket.on('close', orphaned);
+  socket.on('error', orphaned);
+  return {
+    wire: { write: (batch) => void socket.write(batch) },
+    raw: (value) => void socket.write(value as Uint8Array),
+    listen: (receive) => void socket.on('data', receive),
+  };
+}
+
 const init = readInit();
-const { channel, listen } = parentChannel();
+const transport = isMainThread ? processTransport() : threadTransport();
+// A parent that breaks the channel's rules cannot be trusted with anything more.
+const link = new FrameLink(channelLimits(init.payloadLimitBytes), transport.wire, {
+  record: (bytes) => hostRouter.receive(bytes),
+  violation: () => process.exit(1),
+});
+const channel: ParentChannel = {
+  send: (bytes, mode) => link.send(bytes, mode),
+  exit: () => process.exit(0),
+  raw: (data) => transport.raw(data),
+};
 let router: HostRouter | undefined;
 const system = new ActorSystem({
   node: init.node,
@@ -58,4 +85,4 @@ const system = new ActorSystem({
 const hostRouter = new HostRouter(system, init, channel);
 router = hostRouter;
 system.setRouter(hostRouter);
-listen((data) => hostRouter.receive(data));
+transport.listen((chunk) => link.receive(chunk));

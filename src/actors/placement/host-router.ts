@@ -6,13 +6,17 @@ import { FrameKind, type ModuleSpec, type SpawnStage, type WireSpawnOptions } fr
 import type { HostInit } from './host-channel.js';
 import { RouterCore } from './router-core.js';
 import type { RoutedSystem } from './router.js';
-import { asBytes, frameDestination, HEADER_BYTES } from './wire.js';
+import type { SendMode } from './frame-link.js';
+import { frameDestination, HEADER_BYTES } from './wire.js';
 
 /** How a host reaches its parent. */
 export interface ParentChannel {
-  post(bytes: Uint8Array): void;
+  /** Queues a frame; false when a `user` frame does not fit the in-flight budget. */
+  send(bytes: Uint8Array, mode: SendMode): boolean;
   /** Ends the host (thread or process) with exit code 0. */
   exit(): void;
+  /** @internal Writes onto the channel unframed: for tests that play a hostile host. */
+  raw(data: unknown): void;
 }
 
 /**
@@ -35,24 +39,30 @@ export class HostRouter extends RouterCore {
     this.#parent = init.parent;
   }
 
-  /** Bytes from the parent. */
-  receive(data: unknown): void {
-    const bytes = asBytes(data);
-    if (bytes === undefined || bytes.byteLength <= HEADER_BYTES || bytes.byteLength - HEADER_BYTES > this.limitBytes) {
+  /**
+   * A frame from the parent. Its header names the system it comes from: the parent itself, or the
+   * host whose frame the parent forwarded (checked like any frame from another system).
+   */
+  receive(bytes: Uint8Array): void {
+    const from = frameDestination(bytes);
+    if (from === undefined || from === this.creation || bytes.byteLength <= HEADER_BYTES) {
       this.stats.framesReceived++;
       this.stats.framesDropped++;
       return;
     }
-    if (frameDestination(bytes) !== this.creation) {
-      this.stats.framesReceived++;
-      this.stats.framesDropped++;
-      return;
-    }
-    this.receiveFrame(bytes, this.#parent);
+    this.receiveFrame(bytes, from);
   }
 
-  protected transmit(_destination: number, bytes: Uint8Array): void {
-    this.channel.post(bytes);
+  protected override trusts(from: number): boolean {
+    return from === this.#parent || super.trusts(from);
+  }
+
+  protected headerFor(destination: number): number {
+    return destination;
+  }
+
+  protected transmit(_destination: number, bytes: Uint8Array, mode: SendMode): boolean {
+    return this.channel.send(bytes, mode);
   }
 
   protected reachable(creation: number): boolean {

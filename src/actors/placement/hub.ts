@@ -1,17 +1,18 @@
 import { InvalidPlacement, NameTaken, NoProc, PlacementFailed, SystemStopped } from '../errors.js';
 import type { ExitReason, ShutdownWith } from '../exit.js';
-import { resolveMailboxOptions } from '../mailbox.js';
+import { DEFAULT_MAILBOX_CAPACITY, resolveMailboxOptions, type ResolvedMailboxOptions } from '../mailbox.js';
 import type { Ref } from '../ref.js';
 import { checkBehaviourModule, loadBehaviour } from './behaviour-module.js';
 import type { BehaviourModule, PlacedSpawnOptions } from './types.js';
 
 export type { PlacedSpawnOptions } from './types.js';
-import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
+import { FrameKind, type CallFailure, type Frame, type WireSpawnOptions } from './frames.js';
 import { startHost, type HostChannel, type HostPlacement } from './host-channel.js';
 import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
 import { RouterCore } from './router-core.js';
 import type { RoutedSystem } from './router.js';
-import { asBytes, encodeFrame, frameDestination, HEADER_BYTES } from './wire.js';
+import type { SendMode } from './frame-link.js';
+import { decodeFrame, encodeFrame, frameDestination, HEADER_BYTES, peekFrameKind } from './wire.js';
 
 interface PlacedHost {
   readonly creation: number;
@@ -19,6 +20,8 @@ interface PlacedHost {
   readonly name: string | undefined;
   readonly channel: HostChannel;
   state: 'running' | 'stopping';
+  /** Cut off for breaking the channel's rules: what it still sends is ignored. */
+  cut: boolean;
   /** Spawns sent and not yet answered: an idle host with one pending is not stopped. */
   pendingSpawns: number;
   readonly exited: Promise<void>;
@@ -26,6 +29,7 @@ interface PlacedHost {
 
 interface PendingSpawn {
   readonly host: PlacedHost;
+  readonly mailbox: ResolvedMailboxOptions;
   resolve(ref: Ref): void;
   reject(error: unknown): void;
 }
@@ -119,7 +123,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
   /** `thread` or `process`; see {@link spawnPlaced}, which has checked what every placement shares. */
   async spawnInHost(spec: BehaviourModule, placement: HostPlacement, options: PlacedSpawnOptions): Promise<Ref> {
     if (this.#stopped) throw new SystemStopped(this.system.node);
-    resolveMailboxOptions(options.mailbox);
+    const mailbox = resolveMailboxOptions(options.mailbox);
     if (options.host !== undefined && (typeof options.host !== 'string' || options.host.length === 0)) {
       throw new InvalidPlacement('host', 'must be a non-empty string');
     }
@@ -135,14 +139,13 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     };
     const id = ++this.#nextSpawn;
     // Encoded before a host starts: arguments over the cap fail here, typed, and start nothing.
-    const bytes = encodeFrame(0, [FrameKind.Spawn, id, [spec.moduleUrl, spec.exportName, spec.args], wireOptions], this.limitBytes);
+    const bytes = encodeFrame(this.creation, [FrameKind.Spawn, id, [spec.moduleUrl, spec.exportName, spec.args], wireOptions], this.limitBytes);
     const host = this.#hostFor(placement, options.host, maxHeapMb);
-    bytes.writeUInt32BE(host.creation, 0);
     return new Promise<Ref>((resolve, reject) => {
-      this.#spawns.set(id, { host, resolve, reject });
+      this.#spawns.set(id, { host, mailbox, resolve, reject });
       host.pendingSpawns++;
       this.stats.framesSent++;
-      host.channel.post(bytes);
+      this.transmit(host.creation, bytes, 'signal');
     });
   }
 
@@ -185,14 +188,15 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         maxHeapMb,
       },
       {
-        message: (data) => this.#receive(host, data),
+        record: (bytes) => this.#receive(host, bytes),
+        violation: () => this.#cutOff(host),
         exit: (reason, error) => {
           this.#hostExited(host, reason, error);
           markExited();
         },
       },
     );
-    host = { creation, placement, name, channel, state: 'running', pendingSpawns: 0, exited };
+    host = { creation, placement, name, channel, state: 'running', cut: false, pendingSpawns: 0, exited };
     this.#hosts.set(creation, host);
     this.#exits.add(exited);
     void exited.then(() => this.#exits.delete(exited));
@@ -217,27 +221,38 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     for (const host of this.#hosts.values()) if (host.creation !== except) this.#postTo(host, frame);
   }
 
-  #stopHost(host: PlacedHost): void {
+  #stopHost(host: PlacedHost, tell = true): void {
     if (host.state === 'stopping') return;
     host.state = 'stopping';
     if (host.name !== undefined && this.#named.get(host.name) === host) this.#named.delete(host.name);
-    this.#postTo(host, [FrameKind.Stop]);
+    if (tell) this.#postTo(host, [FrameKind.Stop]);
   }
 
   // ---- frames -------------------------------------------------------------------------------
 
-  protected transmit(destination: number, bytes: Uint8Array): void {
-    this.#hosts.get(destination)?.channel.post(bytes);
+  protected transmit(destination: number, bytes: Uint8Array, mode: SendMode): boolean {
+    const host = this.#hosts.get(destination);
+    // A host gone meanwhile: dropped, as before it could have refused anything.
+    if (host === undefined) return true;
+    const sent = host.channel.link.send(bytes, mode);
+    if (sent) this.stats.bytesSent += 4 + bytes.byteLength;
+    return sent;
+  }
+
+  /** To a host, a frame's header names the system it comes from. */
+  protected headerFor(): number {
+    return this.creation;
   }
 
   protected reachable(creation: number): boolean {
     return this.#hosts.get(creation)?.state === 'running';
   }
 
-  #receive(host: PlacedHost, data: unknown): void {
-    const bytes = asBytes(data);
-    // Over the cap or headless: counted and dropped, whatever the host meant.
-    if (bytes === undefined || bytes.byteLength <= HEADER_BYTES || bytes.byteLength - HEADER_BYTES > this.limitBytes) {
+  /** A record from `host` (within the cap: its link checked that). */
+  #receive(host: PlacedHost, bytes: Uint8Array): void {
+    this.stats.bytesReceived += 4 + bytes.byteLength;
+    if (host.state !== 'running' && host.cut) return;
+    if (bytes.byteLength <= HEADER_BYTES) {
       this.stats.framesReceived++;
       this.stats.framesDropped++;
       return;
@@ -250,12 +265,47 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     this.stats.framesReceived++;
     const target = this.#hosts.get(destination);
     // A stopping host has no actors left: answered here, as for a host already gone.
-    if (target !== undefined && target.state === 'running') {
-      this.stats.framesSent++;
-      target.channel.post(bytes);
-    } else {
-      this.bounce(bytes);
+    if (target === undefined || target.state !== 'running') {
+      this.bounce(bytes, host.creation);
+      return;
     }
+    // Forwarded undecoded; the header now names the sender, which the target holds to its own actors.
+    bytes[0] = host.creation >>> 24;
+    bytes[1] = (host.creation >>> 16) & 0xff;
+    bytes[2] = (host.creation >>> 8) & 0xff;
+    bytes[3] = host.creation & 0xff;
+    const kind = peekFrameKind(bytes);
+    const user = kind === FrameKind.Send || kind === FrameKind.Call;
+    if (this.transmit(destination, bytes, user ? 'user' : 'forwarded')) {
+      this.stats.framesSent++;
+      return;
+    }
+    // Over the target's budget: a send is dropped; a call is answered, as its mailbox would.
+    if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation);
+    else if (user) this.stats.messagesDropped++;
+    else this.stats.framesDropped++;
+  }
+
+  #refuseCall(bytes: Uint8Array, from: number): void {
+    this.stats.messagesDropped++;
+    const frame = decodeFrame(bytes);
+    if (frame === undefined || frame[0] !== FrameKind.Call || frame[1] !== from) return;
+    const [, origin, id, to] = frame;
+    const mailbox = this.mailboxes.get(to);
+    if (mailbox !== undefined && mailbox.overflow !== 'reject') return;
+    const capacity = mailbox?.capacity ?? DEFAULT_MAILBOX_CAPACITY;
+    try {
+      this.post(origin, [FrameKind.Reply, id, false, ['mailbox_full', capacity] satisfies CallFailure]);
+    } catch {
+      this.stats.framesDropped++;
+    }
+  }
+
+  /** `host` broke its channel's rules: it is cut off now (nothing more from it counts) and killed. */
+  #cutOff(host: PlacedHost): void {
+    this.stats.channelViolations++;
+    host.cut = true;
+    this.#stopHost(host, false);
   }
 
   protected control(frame: Parameters<RouterCore['control']>[0], from: number): void {
@@ -287,7 +337,9 @@ export class PlacementHub extends RouterCore implements HostDirectory {
       }
       case FrameKind.Spawned: {
         const pending = this.#takeSpawn(frame[1], from);
-        pending?.resolve(frame[2]);
+        if (pending === undefined) return;
+        this.mailboxes.set(frame[2], pending.mailbox);
+        pending.resolve(frame[2]);
         return;
       }
       case FrameKind.SpawnFailed: {

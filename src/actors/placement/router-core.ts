@@ -1,9 +1,11 @@
 import { ActorCell } from '../actor-cell.js';
 import { CellFlag } from '../cell-flags.js';
-import { CalleeExited, NoProc } from '../errors.js';
+import { CalleeExited, MailboxFull, NoProc } from '../errors.js';
 import type { ExitReason } from '../exit.js';
+import { DEFAULT_MAILBOX_OPTIONS, type ResolvedMailboxOptions } from '../mailbox.js';
 import { DownMessage, type CallRequest } from '../messages.js';
 import type { MonitorRef, Ref } from '../ref.js';
+import type { SendMode } from './frame-link.js';
 import { callFailure, failureToError, portableReason } from './failures.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
@@ -24,7 +26,16 @@ const { EXITED } = CellFlag;
  * - `#calls`: calls from here waiting on a remote callee.
  */
 export abstract class RouterCore implements Router {
-  readonly stats: RouterStats = { framesSent: 0, framesReceived: 0, framesDropped: 0, messagesDropped: 0 };
+  readonly stats: RouterStats = {
+    framesSent: 0,
+    framesReceived: 0,
+    framesDropped: 0,
+    messagesDropped: 0,
+    framesForged: 0,
+    channelViolations: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+  };
   protected readonly creation: number;
   protected readonly limitBytes: number;
   /** Creations known to be gone: anything addressed to them is answered here (`noproc`). */
@@ -35,6 +46,11 @@ export abstract class RouterCore implements Router {
   readonly #calls = new Map<number, CallRequest>();
   /** Remote actors seen to exit (a DOWN, a link's exit, a failed call), for `isAlive`. */
   readonly #dead = new WeakSet<Ref>();
+  /**
+   * Mailbox options of remote actors, where known (the hub learns them at spawn): a send that does
+   * not fit a channel's budget follows the target's overflow policy; unknown targets, the default.
+   */
+  protected readonly mailboxes = new WeakMap<Ref, ResolvedMailboxOptions>();
   #nextCall = 0;
 
   constructor(protected readonly system: RoutedSystem) {
@@ -42,8 +58,17 @@ export abstract class RouterCore implements Router {
     this.limitBytes = system.payloadLimitBytes;
   }
 
-  /** Hands encoded bytes to whatever carries frames to `destination`. */
-  protected abstract transmit(destination: number, bytes: Uint8Array): void;
+  /**
+   * Hands encoded bytes to whatever carries frames to `destination`; false when a `user` frame does
+   * not fit that channel's in-flight budget (nothing was sent).
+   */
+  protected abstract transmit(destination: number, bytes: Uint8Array, mode: SendMode): boolean;
+  /** The creation a frame's header names: its destination (host to main) or its source (main to host). */
+  protected abstract headerFor(destination: number): number;
+  /** Frames from `from` need no check of whose actors they are about (the system itself, a host's parent). */
+  protected trusts(from: number): boolean {
+    return from === this.creation;
+  }
   /** The system of `creation` is up, as far as this side knows. */
   protected abstract reachable(creation: number): boolean;
   /** Names, spawning and host lifetime; `from` is the creation the frame arrived from. */
@@ -62,11 +87,23 @@ export abstract class RouterCore implements Router {
 
   // ---- outgoing: the kernel's hooks ----------------------------------------------------------
 
-  /** Encodes and sends; throws PayloadTooLarge or NotSerializable (user payloads surface them). */
+  /**
+   * Encodes and sends; throws PayloadTooLarge or NotSerializable (user payloads surface them). A send
+   * or call that does not fit the channel's budget follows the target's overflow policy: `reject`
+   * throws MailboxFull, the drop policies drop it (counted).
+   */
   protected post(destination: number, frame: Frame): void {
-    const bytes = encodeFrame(destination, frame, this.limitBytes);
+    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitBytes);
+    const kind = frame[0];
+    const user = kind === FrameKind.Send || kind === FrameKind.Call || kind === FrameKind.SendName;
+    if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {
+      const target = kind === FrameKind.Send ? frame[1] : kind === FrameKind.Call ? frame[3] : undefined;
+      const mailbox = (target !== undefined ? this.mailboxes.get(target) : undefined) ?? DEFAULT_MAILBOX_OPTIONS;
+      if (target !== undefined && mailbox.overflow === 'reject') throw new MailboxFull(target, mailbox.capacity);
+      this.stats.messagesDropped++;
+      return;
+    }
     this.stats.framesSent++;
-    this.transmit(destination, bytes);
   }
 
   /**
@@ -164,11 +201,55 @@ export abstract class RouterCore implements Router {
       this.stats.framesDropped++;
       return;
     }
+    if (!this.trusts(from) && !this.#vouched(frame, from)) {
+      this.stats.framesForged++;
+      return;
+    }
     try {
       this.dispatch(frame, from);
     } catch {
       // A frame that named something it should not (a foreign ref where a local one belongs).
       this.stats.framesDropped++;
+    }
+  }
+
+  /**
+   * A frame from another system speaks only for that system's actors: it may message anyone, but
+   * links, exits, monitors, DOWNs, replies and names must name its own actors as their source, and
+   * lifetime frames (HostDown, Spawn, Stop) come only from a host's parent.
+   */
+  #vouched(frame: Frame, from: number): boolean {
+    switch (frame[0]) {
+      case FrameKind.Send:
+      case FrameKind.SendName:
+      case FrameKind.Idle:
+      case FrameKind.SpawnFailed:
+        return true;
+      case FrameKind.Call:
+      case FrameKind.Monitor:
+      case FrameKind.Demonitor:
+        return frame[1] === from;
+      case FrameKind.Reply:
+        return this.#calls.get(frame[1])?.callee.creation === from;
+      case FrameKind.Exit:
+      case FrameKind.LinkExit:
+        return frame[2].creation === from;
+      case FrameKind.Link:
+      case FrameKind.Unlink:
+        return frame[1].creation === from;
+      case FrameKind.Down:
+      case FrameKind.NameAdd:
+      case FrameKind.NameRemove:
+      case FrameKind.Spawned:
+        return frame[2].creation === from;
+      case FrameKind.HostDown:
+      case FrameKind.Spawn:
+      case FrameKind.Stop:
+        return false;
+      default: {
+        const unknown: never = frame;
+        return unknown;
+      }
     }
   }
 
@@ -364,10 +445,15 @@ export abstract class RouterCore implements Router {
   }
 
   /** Answers a frame on behalf of a system that is gone: calls, links and monitors see `noproc`. */
-  protected bounce(bytes: Uint8Array): void {
+  protected bounce(bytes: Uint8Array, from: number): void {
     const frame = decodeFrame(bytes);
     if (frame === undefined) {
       this.stats.framesDropped++;
+      return;
+    }
+    // Answered in the gone system's name: only for what `from` may ask about.
+    if (!this.trusts(from) && !this.#vouched(frame, from)) {
+      this.stats.framesForged++;
       return;
     }
     switch (frame[0]) {

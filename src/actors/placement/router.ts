@@ -13,8 +13,18 @@ export interface RouterStats {
   framesReceived: number;
   /** Malformed, oversized or misaddressed frames, dropped on arrival. */
   framesDropped: number;
-  /** Remote messages a local mailbox refused (full) or that found no receiver by name. */
+  /**
+   * Messages dropped: a local mailbox refused a remote one (full), a name found no receiver, or a
+   * send did not fit the channel's in-flight budget under a drop policy.
+   */
   messagesDropped: number;
+  /** Frames a host sent about actors that are not its own (or only its parent may send): dropped. */
+  framesForged: number;
+  /** Hosts cut off for breaking the channel's rules (garbage, oversized records, over budget). */
+  channelViolations: number;
+  /** Bytes written to and read from host channels, framing included. */
+  bytesSent: number;
+  bytesReceived: number;
 }
 
 /**

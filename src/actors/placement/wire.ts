@@ -10,11 +10,12 @@ import type { ExitReason } from '../exit.js';
 import { CallRequest, DownMessage, ExitMessage } from '../messages.js';
 import { Ref } from '../ref.js';
 import { checkFrame, type Frame } from './frames.js';
+import { FRAME_HEADER_BYTES } from './limits.js';
 import { internRef, rememberRef } from './ref-table.js';
 import { receiveWireClasses } from './wire-classes.js';
 
 /** Bytes before the msgpack body: the destination creation, big-endian. */
-export const HEADER_BYTES = 4;
+export const HEADER_BYTES = FRAME_HEADER_BYTES;
 
 const EXT_REF = 0x40;
 const EXT_ERROR = 0x41;
@@ -169,7 +170,13 @@ export function decodeFrame(bytes: Uint8Array): Frame | undefined {
   return checkFrame(value);
 }
 
-/** Incoming data as bytes: thread and process channels hand over Uint8Arrays (or Buffers). */
-export function asBytes(data: unknown): Uint8Array | undefined {
-  return data instanceof Uint8Array ? data : undefined;
+/**
+ * A frame's kind without decoding it (a msgpack fixarray whose first element is a fixint), for
+ * forwarding; undefined when the body does not start that way (decoding will drop it).
+ */
+export function peekFrameKind(bytes: Uint8Array): number | undefined {
+  if (bytes.byteLength < HEADER_BYTES + 2) return undefined;
+  const head = bytes[HEADER_BYTES]!;
+  const kind = bytes[HEADER_BYTES + 1]!;
+  return head >= 0x90 && head <= 0x9f && kind < 0x80 ? kind : undefined;
 }
