@@ -170,15 +170,15 @@ describe('host lifetime', () => {
     await eventually(() => pids.every((pid) => !pidAlive(pid)), 10_000, 'the orphaned host process to exit');
   });
 
-  it('malformed and oversized frames from a host are counted and dropped; nothing crashes', async () => {
+  it('malformed frames in well-formed records are counted and dropped; the host stays', async () => {
     for (const placement of ['thread', 'process'] as const) {
       const system = placementSystem();
       const ref = await spawnProbe(system, placement);
       const hub = placementHub(system);
       const before = hub.stats.framesDropped;
-      expect(await ask(system, ref, { garbage: system.creation })).toBe(8);
+      expect(await ask(system, ref, { garbage: system.creation })).toBe(5);
       expect(await ask(system, ref, 'ping')).toBe('pong');
-      expect(hub.stats.framesDropped - before).toBe(8);
+      expect(hub.stats.framesDropped - before).toBe(5);
       await killAll(system, ref);
     }
   });

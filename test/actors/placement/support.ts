@@ -5,6 +5,7 @@ import {
   placementHosts,
   type ActorSystem,
   type ActorSystemOptions,
+  type BehaviourModule,
   type PlacedSpawnOptions,
   type Ref,
 } from '../../../src/actors/index.js';
@@ -39,7 +40,17 @@ export async function spawnProbe(
   options: Omit<PlacedSpawnOptions, 'placement'> = {},
   probeOptions: ProbeOptions = {},
 ): Promise<Ref> {
-  const ref = await system.spawnPlaced(behaviourModule(probeModule, 'probe', probeOptions), { ...options, placement });
+  return spawnTracked(system, placement, behaviourModule(probeModule, 'probe', probeOptions), options);
+}
+
+/** Spawns any placed behaviour and remembers its host's pid for the leak check. */
+export async function spawnTracked(
+  system: ActorSystem,
+  placement: HostPlacement | 'loop',
+  spec: BehaviourModule,
+  options: Omit<PlacedSpawnOptions, 'placement'> = {},
+): Promise<Ref> {
+  const ref = await system.spawnPlaced(spec, { ...options, placement });
   for (const host of placementHosts(system)) if (host.placement === 'process' && host.pid !== undefined) hostPids.add(host.pid);
   return ref;
 }
