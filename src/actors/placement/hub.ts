@@ -280,7 +280,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
       this.stats.framesSent++;
       return;
     }
-    // Over the target's budget: a send is dropped; a call is answered, as its mailbox would.
+    // Over the target's budget: a send is dropped; a call fails with mailbox_full, as at a full mailbox.
     if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation);
     else if (user) this.stats.messagesDropped++;
     else this.stats.framesDropped++;
@@ -291,9 +291,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     const frame = decodeFrame(bytes);
     if (frame === undefined || frame[0] !== FrameKind.Call || frame[1] !== from) return;
     const [, origin, id, to] = frame;
-    const mailbox = this.mailboxes.get(to);
-    if (mailbox !== undefined && mailbox.overflow !== 'reject') return;
-    const capacity = mailbox?.capacity ?? DEFAULT_MAILBOX_CAPACITY;
+    const capacity = this.mailboxes.get(to)?.capacity ?? DEFAULT_MAILBOX_CAPACITY;
     try {
       this.post(origin, [FrameKind.Reply, id, false, ['mailbox_full', capacity] satisfies CallFailure]);
     } catch {

@@ -89,8 +89,8 @@ export abstract class RouterCore implements Router {
 
   /**
    * Encodes and sends; throws PayloadTooLarge or NotSerializable (user payloads surface them). A send
-   * or call that does not fit the channel's budget follows the target's overflow policy: `reject`
-   * throws MailboxFull, the drop policies drop it (counted).
+   * that does not fit the channel's budget follows the target's overflow policy: `reject` throws
+   * MailboxFull, the drop policies drop it (counted); a call fails with MailboxFull.
    */
   protected post(destination: number, frame: Frame): void {
     const bytes = encodeFrame(this.headerFor(destination), frame, this.limitBytes);
@@ -99,7 +99,10 @@ export abstract class RouterCore implements Router {
     if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {
       const target = kind === FrameKind.Send ? frame[1] : kind === FrameKind.Call ? frame[3] : undefined;
       const mailbox = (target !== undefined ? this.mailboxes.get(target) : undefined) ?? DEFAULT_MAILBOX_OPTIONS;
-      if (target !== undefined && mailbox.overflow === 'reject') throw new MailboxFull(target, mailbox.capacity);
+      // As locally, a dropped call fails at once rather than leaving its caller to time out.
+      if (target !== undefined && (mailbox.overflow === 'reject' || kind === FrameKind.Call)) {
+        throw new MailboxFull(target, mailbox.capacity);
+      }
       this.stats.messagesDropped++;
       return;
     }
