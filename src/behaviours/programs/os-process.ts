@@ -2,11 +2,13 @@
  * OS processes in their own process group, so a signal reaches the program and everything it
  * started (`kill(-pid)`), and a guard that SIGKILLs every group still alive when this Node.js
  * process exits. No program or probe outlives its supervisor: stops kill the group, an actor that
- * exits without running `terminate` (killed, system shutdown) kills its groups at once, and the
- * exit hook covers `process.exit`. (A fatal signal to Node.js itself runs no hook: an application
- * should stop its supervisors on SIGINT/SIGTERM, as the example does.)
+ * exits without running `terminate` (killed, system shutdown) kills its groups at once, the exit
+ * hook covers `process.exit`, and a watchdog (group-watchdog.ts) covers a death no hook sees: SIGKILL,
+ * a fatal signal, the OOM killer. (An application should still stop its supervisors on
+ * SIGINT/SIGTERM, as the example does, so that programs get their stop signal and time.)
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { unwatchGroup, watchGroup } from './group-watchdog.js';
 
 const groupsSupported = process.platform !== 'win32';
 /** Leaders of the groups started here that have not been seen to exit. */
@@ -39,6 +41,7 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
   const pid = child.pid;
   if (pid !== undefined) {
     liveLeaders.add(pid);
+    if (groupsSupported) watchGroup(pid);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.on('exit', killAllOnExit);
@@ -47,6 +50,7 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
       // The leader is gone; whatever it left in its group goes too (a group never outlives its leader).
       signalPid(pid, 'SIGKILL');
       liveLeaders.delete(pid);
+      unwatchGroup(pid);
       if (liveLeaders.size === 0 && exitHookInstalled) {
         exitHookInstalled = false;
         process.removeListener('exit', killAllOnExit);

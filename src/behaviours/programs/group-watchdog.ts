@@ -1,0 +1,86 @@
+/**
+ * A watchdog that kills every program's process group when this Node.js process dies in a way no
+ * exit hook sees (SIGKILL, a fatal signal, the OOM killer). It is a tiny `sh` in a session of its
+ * own, reading a pipe from this process: `+<pgid>` registers a group, `-<pgid>` forgets it, and at
+ * end of file (this process is gone, however it died, and the kernel closed the pipe) it SIGKILLs
+ * every group still registered and exits.
+ *
+ * Why not PR_SET_PDEATHSIG: it needs a native launcher, reaches only the direct child (not what a
+ * program started in its group) and fires when the spawning *thread* exits. A pipe's end of file
+ * needs nothing but `sh`. The watchdog runs only while programs do: it is told to finish (EOF) when
+ * the last group is gone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+// Signals a terminal sends to the foreground group do not reach it (own session); HUP and INT are
+// ignored all the same, so only the pipe's end makes it act.
+const WATCHDOG_SCRIPT = `
+trap '' HUP INT PIPE
+groups=' '
+while IFS= read -r line; do
+  case "$line" in
+    +*) groups="$groups\${line#+} " ;;
+    -*) gone="\${line#-}"; kept=' '
+        for group in $groups; do [ "$group" = "$gone" ] || kept="$kept$group "; done
+        groups="$kept" ;;
+  esac
+done
+for group in $groups; do kill -9 -"$group" 2>/dev/null; done
+`;
+
+let watchdog: ChildProcess | undefined;
+/** Groups registered with the running watchdog. */
+const watched = new Set<number>();
+
+function startWatchdog(): ChildProcess | undefined {
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  } catch {
+    return undefined;
+  }
+  if (child.pid === undefined) {
+    child.on('error', () => {});
+    return undefined;
+  }
+  // Neither the watchdog nor its pipe keeps this process alive.
+  child.unref();
+  child.stdin!.on('error', () => {});
+  (child.stdin as { unref?: () => void }).unref?.();
+  child.on('error', () => {});
+  child.once('exit', () => {
+    if (watchdog !== child) return;
+    watchdog = undefined;
+    // Killed from outside while groups live: a new one takes them over.
+    if (watched.size > 0) {
+      const groups = [...watched];
+      watched.clear();
+      for (const group of groups) watchGroup(group);
+    }
+  });
+  return child;
+}
+
+/** Registers the group led by `pid`: it is SIGKILLed if this process dies before `unwatchGroup(pid)`. */
+export function watchGroup(pid: number): void {
+  watchdog ??= startWatchdog();
+  if (watchdog === undefined) return;
+  watched.add(pid);
+  watchdog.stdin!.write(`+${pid}\n`);
+}
+
+/** The group led by `pid` is gone (or killed by this process): forgotten; the watchdog ends with the last one. */
+export function unwatchGroup(pid: number): void {
+  if (!watched.delete(pid) || watchdog === undefined) return;
+  watchdog.stdin!.write(`-${pid}\n`);
+  if (watched.size === 0) {
+    const finished = watchdog;
+    watchdog = undefined;
+    finished.stdin!.end();
+  }
+}
+
+/** The watchdog's pid while one runs; for tests. */
+export function watchdogPid(): number | undefined {
+  return watchdog?.pid;
+}
