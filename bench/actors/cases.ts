@@ -6,14 +6,32 @@
 import { performance } from 'node:perf_hooks';
 import type { Row } from '../suite.js';
 
-export const CASES = ['send', 'call', 'spawn', 'idle', 'restart', 'one_for_all'] as const;
+/** Molo's own: send and call to an actor placed in a worker thread or a child process. */
+export const PLACED_CASES = ['send_thread', 'send_process', 'call_thread', 'call_process'] as const;
+export const CASES = ['send', 'call', 'spawn', 'idle', 'restart', 'one_for_all', ...PLACED_CASES] as const;
 export type CaseName = (typeof CASES)[number];
+export type PlacedCase = (typeof PLACED_CASES)[number];
+
+/** The local case a placed case is compared with. */
+export const LOCAL_OF: Readonly<Record<PlacedCase, CaseName>> = {
+  send_thread: 'send',
+  send_process: 'send',
+  call_thread: 'call',
+  call_process: 'call',
+};
 
 export const IMPLS = ['molo', 'xstate', 'raw', 'erlang'] as const;
 export type Impl = (typeof IMPLS)[number];
 
-/** Pairs with nothing to measure: the raw queue has no supervision, so nothing to restart. */
-export const NOT_APPLICABLE: Readonly<Partial<Record<Impl, readonly CaseName[]>>> = { raw: ['restart', 'one_for_all'] };
+/**
+ * Pairs with nothing to measure: the raw queue has no supervision, so nothing to restart; placement
+ * is Molo's alone (its ratio is to Molo's local case).
+ */
+export const NOT_APPLICABLE: Readonly<Partial<Record<Impl, readonly CaseName[]>>> = {
+  raw: ['restart', 'one_for_all', ...PLACED_CASES],
+  xstate: PLACED_CASES,
+  erlang: PLACED_CASES,
+};
 
 export function applies(impl: Impl, name: CaseName): boolean {
   return !(NOT_APPLICABLE[impl]?.includes(name) ?? false);
@@ -41,6 +59,10 @@ export const SIZES: Readonly<Record<CaseName, { readonly full: Sizes; readonly q
   idle: { full: { n: 1_000_000, rounds: 1, warmup: 100_000 }, quick: { n: 100_000, rounds: 1, warmup: 10_000 } },
   restart: { full: { n: 10_000, rounds: 1, warmup: 2_000 }, quick: { n: 1_000, rounds: 1, warmup: 200 } },
   one_for_all: { full: { n: 1_000, rounds: 20, warmup: 3 }, quick: { n: 1_000, rounds: 3, warmup: 1 } },
+  send_thread: { full: { n: 1_000_000, rounds: 1, warmup: 100_000 }, quick: { n: 50_000, rounds: 1, warmup: 5_000 } },
+  send_process: { full: { n: 1_000_000, rounds: 1, warmup: 100_000 }, quick: { n: 50_000, rounds: 1, warmup: 5_000 } },
+  call_thread: { full: { n: 20_000, rounds: 1, warmup: 2_000 }, quick: { n: 2_000, rounds: 1, warmup: 200 } },
+  call_process: { full: { n: 20_000, rounds: 1, warmup: 2_000 }, quick: { n: 2_000, rounds: 1, warmup: 200 } },
 };
 
 export const RESTART_BATCH = 1_000;

@@ -13,6 +13,7 @@ import {
   throughput,
   type ImplCases,
 } from './cases.js';
+import { placedCases } from './molo-placed.js';
 
 /** A shared behaviour object: an idle actor then costs only its cell, ref and table entry. */
 const IDLE: ActorBehaviour = { name: 'idle', handle() {} };
@@ -192,4 +193,6 @@ export const moloCases: ImplCases = {
     system.shutdown();
     return groupRestartRow('molo', sizes.n, times);
   },
+
+  ...placedCases,
 };

@@ -4,9 +4,11 @@
  * - idle: bytes per actor (target < 1024), and spawn time and bytes ÷ peer (lower is better).
  * - restart: mean latency (target vs Erlang ≤ 4) and p99 (lower is better).
  * - one_for_all: time to restart every child (target vs Erlang ≤ 2; lower is better).
+ * The placed cases (send and call to a thread or process host) are Molo's alone: their ratio is to
+ * Molo's local send or call, with the bytes per message on the wire and the peak RSS.
  */
 import { formatTable, type Row } from '../suite.js';
-import { IMPLS, type CaseName, type Impl } from './cases.js';
+import { IMPLS, LOCAL_OF, PLACED_CASES, type CaseName, type Impl, type PlacedCase } from './cases.js';
 
 type Peer = Exclude<Impl, 'molo'>;
 const PEERS: readonly Peer[] = IMPLS.filter((impl): impl is Peer => impl !== 'molo');
@@ -29,7 +31,10 @@ interface RatioSpec {
   readonly absolute?: { readonly metric: string; readonly label: string; readonly target: Target };
 }
 
-const SPECS: Readonly<Record<CaseName, RatioSpec>> = {
+type PeerCase = Exclude<CaseName, PlacedCase>;
+const isPlaced = (name: string): name is PlacedCase => (PLACED_CASES as readonly string[]).includes(name);
+
+const SPECS: Readonly<Record<PeerCase, RatioSpec>> = {
   send: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
   call: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
   spawn: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
@@ -66,6 +71,7 @@ const ratioOf = (molo: number | undefined, peer: number | undefined): number | n
 /** One `impl: 'ratio'` row per case: Molo ÷ each peer, and whether the targets are met. */
 export function ratioRows(rows: readonly Row[], cases: readonly CaseName[]): Row[] {
   return cases.map((name) => {
+    if (isPlaced(name)) return placedRatio(rows, name);
     const spec = SPECS[name];
     const byImpl = new Map(rows.filter((row) => row.case === name).map((row) => [row.impl, row]));
     const molo = byImpl.get('molo');
@@ -95,6 +101,24 @@ export function ratioRows(rows: readonly Row[], cases: readonly CaseName[]): Row
   });
 }
 
+/** Placed ÷ local ops/s, with what the placed row measured of bytes and memory. */
+function placedRatio(rows: readonly Row[], name: PlacedCase): Row {
+  const placed = rows.find((row) => row.case === name && row.impl === 'molo');
+  const local = rows.find((row) => row.case === LOCAL_OF[name] && row.impl === 'molo');
+  return {
+    case: name,
+    impl: 'ratio',
+    ops_per_s: null,
+    metric: 'ops_per_s',
+    better: 'higher',
+    local_case: LOCAL_OF[name],
+    vs_local: ratioOf(numberOf(placed, 'ops_per_s'), numberOf(local, 'ops_per_s')),
+    bytes_per_msg: numberOf(placed, 'bytes_per_msg') ?? null,
+    peak_rss_mb: numberOf(placed, 'peak_rss_mb') ?? null,
+    met: null,
+  };
+}
+
 const integer = (value: number): string => Math.round(value).toLocaleString('en-US');
 const decimal = (value: number, digits = 2): string =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -116,7 +140,7 @@ export function resultTable(rows: readonly Row[]): string {
     .map((row) => {
       if (row.ops_per_s === null) {
         const why = typeof row.unavailable === 'string' ? `unavailable: ${row.unavailable}` : `FAILED: ${String(row.error)}`;
-        return [row.case, row.impl, '', '', '', '', '', '', why.split('\n')[0]!];
+        return [row.case, row.impl, '', '', '', '', '', '', '', '', why.split('\n')[0]!];
       }
       const meanUs = typeof row.mean_us === 'number' ? row.mean_us : row.us_per_op;
       return [
@@ -128,10 +152,12 @@ export function resultTable(rows: readonly Row[]): string {
         cell(row, 'p99_us', (value) => decimal(value)),
         cell(row, 'ms', (value) => decimal(value, row.case === 'idle' ? 1 : 3)),
         cell(row, 'bytes_per_actor', (value) => decimal(value, 1)),
+        cell(row, 'bytes_per_msg', (value) => decimal(value, 1)),
+        cell(row, 'peak_rss_mb', (value) => decimal(value, 0)),
         '',
       ];
     });
-  return formatTable(['case', 'impl', 'size', 'ops/s', 'mean µs', 'p99 µs', 'ms', 'bytes/actor', 'note'], body);
+  return formatTable(['case', 'impl', 'size', 'ops/s', 'mean µs', 'p99 µs', 'ms', 'bytes/actor', 'bytes/msg', 'peak MB', 'note'], body);
 }
 
 function ratioText(value: unknown): string {
@@ -145,7 +171,12 @@ function verdict(met: unknown): string {
 /** One line per case: the targeted ratio first, then every other Molo ÷ peer ratio. */
 export function ratioLines(ratios: readonly Row[]): string {
   const lines = ratios.map((ratio) => {
-    const spec = SPECS[ratio.case as CaseName];
+    if (isPlaced(ratio.case)) {
+      const bytes = typeof ratio.bytes_per_msg === 'number' ? `${decimal(ratio.bytes_per_msg, 1)} bytes/msg` : 'bytes n/a';
+      const peak = typeof ratio.peak_rss_mb === 'number' ? `peak RSS ${decimal(ratio.peak_rss_mb, 0)} MB` : 'peak RSS n/a';
+      return `${ratio.case.padEnd(12)} ops/s placed÷local ${String(ratio.local_case)} ${ratioText(ratio.vs_local)} (higher is better) | ${bytes} | ${peak}`;
+    }
+    const spec = SPECS[ratio.case as PeerCase];
     const direction = spec.better === 'higher' ? 'higher is better' : 'lower is better';
     const parts: string[] = [];
     if (spec.absolute !== undefined) {

@@ -36,6 +36,29 @@ describe('npm run bench -- actors (smoke)', () => {
     expect(stdout).toMatch(/^send\s.*÷erlang/m);
   });
 
+  it('measures send and call to thread- and process-placed actors, with bytes per message, peak RSS and the ratio to a local send', { timeout: 120_000 }, async () => {
+    const { stdout } = await run('npx', ['tsx', 'bench/run.ts', 'actors', '--quick', '--cases', 'send,send_thread,send_process,call_process'], {
+      cwd: ROOT,
+      timeout: 115_000,
+    });
+    const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
+    for (const name of ['send_thread', 'send_process', 'call_process']) {
+      const molo = rows.find((row) => row.case === name && row.impl === 'molo');
+      expect(molo, `molo ${name} row`).toBeDefined();
+      expect(molo!.ops_per_s).toBeGreaterThan(0);
+      expect(molo!.bytes_per_msg).toBeGreaterThan(0);
+      expect(molo!.peak_rss_mb).toBeGreaterThan(0);
+      // Placement is Molo's own: no peer rows.
+      expect(rows.filter((row) => row.case === name && row.impl !== 'molo' && row.impl !== 'ratio')).toEqual([]);
+    }
+    const ratio = (name: string) => rows.find((row) => row.case === name && row.impl === 'ratio');
+    expect(typeof ratio('send_thread')!.vs_local).toBe('number');
+    expect(typeof ratio('send_process')!.vs_local).toBe('number');
+    // No local call was measured in this run.
+    expect(ratio('call_process')!.vs_local).toBeNull();
+    expect(stdout).toMatch(/^send_thread\s+ops\/s placed÷local send [\d.]+x .*bytes\/msg .*peak RSS/m);
+  });
+
   it('lists the suites and exits 2 for an unknown suite', async () => {
     const failure = await run('npx', ['tsx', 'bench/run.ts', 'nope'], { cwd: ROOT }).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 2 });

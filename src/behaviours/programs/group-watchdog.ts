@@ -7,8 +7,8 @@
  *
  * Why not PR_SET_PDEATHSIG: it needs a native launcher, reaches only the direct child (not what a
  * program started in its group) and fires when the spawning *thread* exits. A pipe's end of file
- * needs nothing but `sh`. The watchdog runs only while programs do: it is told to finish (EOF) when
- * the last group is gone.
+ * needs nothing but `sh`. The watchdog runs only while programs do: it is told to finish (EOF) a
+ * second after the last group is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -69,15 +69,29 @@ export function watchGroup(pid: number): void {
   watchdog.stdin!.write(`+${pid}\n`);
 }
 
-/** The group led by `pid` is gone (or killed by this process): forgotten; the watchdog ends with the last one. */
+/**
+ * The group led by `pid` is gone (or killed by this process): forgotten. The watchdog ends a little
+ * after the last one, so a program restarting in a loop does not start a watchdog per run.
+ */
 export function unwatchGroup(pid: number): void {
   if (!watched.delete(pid) || watchdog === undefined) return;
   watchdog.stdin!.write(`-${pid}\n`);
-  if (watched.size === 0) {
-    const finished = watchdog;
-    watchdog = undefined;
-    finished.stdin!.end();
+  if (watched.size === 0 && linger === undefined) {
+    linger = setTimeout(finishIfIdle, WATCHDOG_LINGER_MS);
+    linger.unref();
   }
+}
+
+/** How long an idle watchdog waits for a new group before it ends. */
+export const WATCHDOG_LINGER_MS = 1_000;
+let linger: NodeJS.Timeout | undefined;
+
+function finishIfIdle(): void {
+  linger = undefined;
+  if (watched.size > 0 || watchdog === undefined) return;
+  const finished = watchdog;
+  watchdog = undefined;
+  finished.stdin!.end();
 }
 
 /** The watchdog's pid while one runs; for tests. */
