@@ -4,6 +4,9 @@
  */
 import type { ActorRuntime } from '../behaviour.js';
 import type { HostPlacement } from './host-channel.js';
+import type { RouterStats } from './router.js';
+
+export type { RouterStats as PlacementStats } from './router.js';
 
 /** A host as the main system sees it. */
 export interface HostInfo {
@@ -21,6 +24,7 @@ export interface HostInfo {
 export interface HostDirectory {
   hosts(): HostInfo[];
   allExited(): Promise<void>;
+  readonly stats: RouterStats;
 }
 
 const directories = new WeakMap<ActorRuntime, HostDirectory>();
@@ -41,4 +45,13 @@ export function placementHosts(system: ActorRuntime): HostInfo[] {
  */
 export function hostsExited(system: ActorRuntime): Promise<void> {
   return directories.get(system)?.allExited() ?? Promise.resolve();
+}
+
+/**
+ * Counters of `system`'s host channels (frames and bytes each way, drops, forged frames, hosts cut
+ * off); undefined when it never placed an actor in a thread or process.
+ */
+export function placementStats(system: ActorRuntime): Readonly<RouterStats> | undefined {
+  const stats = directories.get(system)?.stats;
+  return stats === undefined ? undefined : { ...stats };
 }

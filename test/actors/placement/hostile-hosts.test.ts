@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { behaviourModule, type ActorSystem, type Ref } from '../../../src/actors/index.js';
+import { behaviourModule, placementStats, type ActorSystem, type Ref } from '../../../src/actors/index.js';
 import { placementHub } from '../../../src/actors/placement/hub.js';
 import { eventually, sleep } from '../../support/systems.js';
 import { recorder } from '../helpers.js';
@@ -63,6 +63,7 @@ describe('a host that breaks its channel is cut off; nothing else happens', () =
       await eventually(() => seen.length === 1);
       expect(seen[0]).toMatchObject({ type: 'EXIT', from: hostile, reason: cutOff(placement) });
       expect(hub.stats.channelViolations).toBe(1);
+      expect(placementStats(system)).toMatchObject({ channelViolations: 1, framesForged: 0 });
       await stillWorks(system, placement);
       system.exit(linked, 'kill');
     });
