@@ -7,6 +7,7 @@ import { DownMessage, type CallRequest } from '../messages.js';
 import type { MonitorRef, Ref } from '../ref.js';
 import type { SendMode } from './frame-link.js';
 import { callFailure, failureToError, portableReason } from './failures.js';
+import { speaksFor } from './frame-trust.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
 import { decodeFrame, encodeFrame } from './wire.js';
@@ -52,6 +53,7 @@ export abstract class RouterCore implements Router {
    */
   protected readonly mailboxes = new WeakMap<Ref, ResolvedMailboxOptions>();
   #nextCall = 0;
+  readonly #calleeOf = (id: number): number | undefined => this.#calls.get(id)?.callee.creation;
 
   constructor(protected readonly system: RoutedSystem) {
     this.creation = system.creation;
@@ -204,7 +206,7 @@ export abstract class RouterCore implements Router {
       this.stats.framesDropped++;
       return;
     }
-    if (!this.trusts(from) && !this.#vouched(frame, from)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
       this.stats.framesForged++;
       return;
     }
@@ -213,46 +215,6 @@ export abstract class RouterCore implements Router {
     } catch {
       // A frame that named something it should not (a foreign ref where a local one belongs).
       this.stats.framesDropped++;
-    }
-  }
-
-  /**
-   * A frame from another system speaks only for that system's actors: it may message anyone, but
-   * links, exits, monitors, DOWNs, replies and names must name its own actors as their source, and
-   * lifetime frames (HostDown, Spawn, Stop) come only from a host's parent.
-   */
-  #vouched(frame: Frame, from: number): boolean {
-    switch (frame[0]) {
-      case FrameKind.Send:
-      case FrameKind.SendName:
-      case FrameKind.Idle:
-      case FrameKind.SpawnFailed:
-        return true;
-      case FrameKind.Call:
-      case FrameKind.Monitor:
-      case FrameKind.Demonitor:
-        return frame[1] === from;
-      case FrameKind.Reply:
-        return this.#calls.get(frame[1])?.callee.creation === from;
-      case FrameKind.Exit:
-      case FrameKind.LinkExit:
-        return frame[2].creation === from;
-      case FrameKind.Link:
-      case FrameKind.Unlink:
-        return frame[1].creation === from;
-      case FrameKind.Down:
-      case FrameKind.NameAdd:
-      case FrameKind.NameRemove:
-      case FrameKind.Spawned:
-        return frame[2].creation === from;
-      case FrameKind.HostDown:
-      case FrameKind.Spawn:
-      case FrameKind.Stop:
-        return false;
-      default: {
-        const unknown: never = frame;
-        return unknown;
-      }
     }
   }
 
@@ -455,7 +417,7 @@ export abstract class RouterCore implements Router {
       return;
     }
     // Answered in the gone system's name: only for what `from` may ask about.
-    if (!this.trusts(from) && !this.#vouched(frame, from)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
       this.stats.framesForged++;
       return;
     }
