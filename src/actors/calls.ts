@@ -1,5 +1,6 @@
 import type { ActorCell } from './actor-cell.js';
-import { CalleeExited, CallTimeout, NoProc } from './errors.js';
+import { CellFlag } from './cell-flags.js';
+import { CalleeExited, CallingSelf, CallTimeout, NoProc } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { CallRequest } from './messages.js';
 import type { ObservedSpan } from './observer.js';
@@ -25,6 +26,8 @@ export class Calls {
 
   /** A call to a local actor: listed on it, timed, then delivered; a refused delivery fails it at once. */
   open(cell: ActorCell, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
+    // Its own callback is on the stack: a call to itself (OTP's calling_self) could only time out.
+    if (cell.flags & CellFlag.RUNNING) return Promise.reject(new CallingSelf(cell.self));
     const timeout = timeoutMs === undefined ? this.defaultTimeoutMs : checkTimeout('call timeout', timeoutMs);
     const call = new CallRequest(request, cell.self);
     const promise = new Promise<unknown>((resolve, reject) => {

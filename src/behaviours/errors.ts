@@ -26,6 +26,8 @@ export const BehaviourErrorCode = {
   TooManyPrograms: 'PROGRAM_MAX_PROGRAMS',
   ProgramNotFound: 'PROGRAM_NOT_FOUND',
   ProgramAlreadyStarted: 'PROGRAM_ALREADY_STARTED',
+  UndefinedCallback: 'BEHAVIOUR_UNDEF',
+  StopTimeout: 'BEHAVIOUR_STOP_TIMEOUT',
 } as const;
 export type BehaviourErrorCode = (typeof BehaviourErrorCode)[keyof typeof BehaviourErrorCode];
 
@@ -248,5 +250,27 @@ export class ProgramAlreadyStarted extends MoloError {
     readonly state: string,
   ) {
     super(BehaviourErrorCode.ProgramAlreadyStarted, `program '${program}' is already started (state ${state})`);
+  }
+}
+
+/** OTP's `undef`: a message reached a callback the behaviour does not define (a cast without `handleCast`). */
+export class UndefinedCallback extends MoloError {
+  static readonly code = BehaviourErrorCode.UndefinedCallback;
+  constructor(
+    readonly behaviour: string,
+    readonly callback: string,
+  ) {
+    super(BehaviourErrorCode.UndefinedCallback, `${behaviour} has no ${callback}: the message cannot be handled`);
+  }
+}
+
+/** A stop with a timeout (`GenServer.stop(..., timeoutMs)`) saw no exit in time (OTP's `exit(timeout)`). */
+export class StopTimeout extends MoloError {
+  static readonly code = BehaviourErrorCode.StopTimeout;
+  constructor(
+    readonly target: Ref | string,
+    readonly timeoutMs: number,
+  ) {
+    super(BehaviourErrorCode.StopTimeout, `${String(target)} did not exit within ${timeoutMs} ms of the stop request`);
   }
 }

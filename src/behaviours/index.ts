@@ -1,4 +1,4 @@
-export { GenServer, NO_REPLY, type CallOf, type CastOf, type CastFor, type ReplyFor, type RequestFor, type From, type GenServerStartOptions, type GenServerPlacedOptions, type NoReply, type ReplyOf, type ServerRef } from './gen-server.js';
+export { GenServer, NO_REPLY, TIMEOUT, type GenServerTimeout, type StartedAndMonitored, type CallOf, type CastOf, type CastFor, type ReplyFor, type RequestFor, type From, type GenServerStartOptions, type GenServerPlacedOptions, type NoReply, type ReplyOf, type ServerRef } from './gen-server.js';
 export { Supervisor, type SupervisorStartOptions } from './supervisor.js';
 export {
   DEFAULT_INTENSITY,
@@ -52,6 +52,8 @@ export {
   InvalidChildSpec,
   InvalidSupervisorSpec,
   StartFailed,
+  StopTimeout,
+  UndefinedCallback,
   TooManyChildren,
 } from './errors.js';
 export * from './state-machine.js';

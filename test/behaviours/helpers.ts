@@ -1,4 +1,4 @@
-import type { ActorSystem, ExitReason, Ref } from '../../src/actors/index.js';
+import { isShutdownWith, type ActorSystem, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { GenServer, Supervisor, type ChildSpec, type RestartType, type ShutdownPolicy } from '../../src/behaviours/index.js';
 
 /** How a test makes a child exit: a reason the child stops with, an Error it throws, or an untrappable kill. */
@@ -87,7 +87,8 @@ export function probe(id: string, log: ProbeLog, options: ProbeOptions = {}): Ch
 export function describeReason(reason: ExitReason): string {
   if (typeof reason === 'string') return reason;
   if (reason instanceof Error) return 'error';
-  return `{shutdown,${String(reason.shutdown)}}`;
+  if (isShutdownWith(reason)) return `{shutdown,${String(reason.shutdown)}}`;
+  return String(reason);
 }
 
 /** Makes the child behind `ref` exit with `reason` (from inside, so `normal` works too). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isCleanExit, shutdownWith, SimulatedClock, type ActorSystem, type ExitReason, type Ref } from '../../src/actors/index.js';
+import { isCleanExit, isShutdownWith, shutdownWith, SimulatedClock, type ActorSystem, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { BehaviourErrorCode, Supervisor, type RestartType, type ShutdownPolicy, type Strategy } from '../../src/behaviours/index.js';
 import { testSystem } from '../support/systems.js';
 import { crash, ProbeLog, probe, type CrashReason } from './helpers.js';
@@ -40,8 +40,8 @@ function needsRestart(restart: RestartType, reason: CrashReason): boolean {
 
 function describeCrash(reason: CrashReason): string {
   if (reason instanceof Error) return 'Error';
-  if (typeof reason === 'object') return `{shutdown,${String(reason.shutdown)}}`;
-  return reason;
+  if (isShutdownWith(reason)) return `{shutdown,${String(reason.shutdown)}}`;
+  return String(reason);
 }
 
 /** OTP's restart window, brute force: all restarts ever, counted within [now - period, now]. */
