@@ -97,21 +97,26 @@ export class TooManyChildren extends MoloError {
   }
 }
 
+/** A child spec field is invalid: `field` names it and `value` is what was given (OTP's `{invalid_restart_type, V}` &c.). */
 export class InvalidChildSpec extends MoloError {
   static readonly code = BehaviourErrorCode.InvalidChildSpec;
   constructor(
     readonly childId: string | undefined,
     detail: string,
+    readonly field?: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidChildSpec, `invalid child spec${childId === undefined ? '' : ` '${childId}'`}: ${detail}`);
   }
 }
 
+/** A supervisor flag is invalid: `option` names it and `value` is what was given (OTP's `{invalid_intensity, V}` &c.). */
 export class InvalidSupervisorSpec extends MoloError {
   static readonly code = BehaviourErrorCode.InvalidSupervisorSpec;
   constructor(
     readonly option: string,
     detail: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidSupervisorSpec, `invalid supervisor option ${option}: ${detail}`);
   }
@@ -143,6 +148,7 @@ export class InvalidStateMachineDefinition extends MoloError {
   constructor(
     readonly option: string,
     detail: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidStateMachine, `invalid state machine option ${option}: ${detail}`);
   }
