@@ -458,8 +458,26 @@ export class SupervisorRunner implements ActorBehaviour {
     this.#byRef.delete(ref);
     record.ref = undefined;
     const exited = shutdownChild(this.#ctx, ref, record.spec.shutdown);
-    if (exited instanceof Promise) return exited.then(() => this.#move(record, 'STOPPED'));
+    if (exited instanceof Promise) {
+      return exited.then((reason) => {
+        this.#checkShutdown(record, reason);
+        this.#move(record, 'STOPPED');
+      });
+    }
+    this.#checkShutdown(record, exited);
     this.#move(record, 'STOPPED');
+  }
+
+  /**
+   * OTP's shutdown/1 check: a child that exited with another reason than the one asked for (its
+   * terminate failed, say) is reported as a shutdown_error; `normal` and `{shutdown, _}` pass for
+   * non-permanent children, `killed` for brutal_kill.
+   */
+  #checkShutdown(record: ChildRecord, reason: ExitReason): void {
+    if (reason === 'shutdown' || reason === 'noproc') return;
+    if (reason === 'killed' && record.spec.shutdown === 'brutal_kill') return;
+    if (record.spec.restart !== 'permanent' && isCleanExit(reason)) return;
+    this.#report('supervisor.shutdown_error', record, reason);
   }
 
   async #terminateAll(): Promise<void> {
