@@ -35,8 +35,8 @@ export function startActor(
   options: StartSpawnOptions,
   hooks: StartHooks = {},
 ): Promise<Ref | undefined> {
-  const timeoutMs = checkStartTimeout(hooks.timeoutMs);
   return new Promise((resolve, reject) => {
+    const timeoutMs = checkStartTimeout(hooks.timeoutMs);
     let done = false;
     let timer: object | undefined;
     const afterExit = (settle: () => void): void =>
