@@ -1,5 +1,4 @@
 import {
-  MAX_TIMEOUT_MS,
   type ActorBehaviour,
   type ActorContext,
   type ActorRuntime,
@@ -11,14 +10,14 @@ import {
   type MonitorRef,
   type Ref,
 } from '../actors/index.js';
-import { InvalidOption, PlacementFailed } from '../actors/errors.js';
+import { PlacementFailed } from '../actors/errors.js';
 import type { BehaviourModule } from '../actors/placement/behaviour-module.js';
 import type { PlacedSpawnOptions } from '../actors/placement/hub.js';
 import type { ActorSystem } from '../actors/system.js';
 import { StartFailed } from './errors.js';
 import { CastEnvelope, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
 import { GenServerRunner } from './gen-server-runner.js';
-import { startActor } from './start-actor.js';
+import { checkTimeoutOrInfinity, startActor } from './start-actor.js';
 import { requestStop } from './stop-request.js';
 
 export { NO_REPLY, TIMEOUT, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
@@ -110,10 +109,7 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
    * cancels it; `Infinity` asks for none. Works from `init` and every handler.
    */
   protected timeoutAfter(ms: number): void {
-    if (typeof ms !== 'number' || !(ms >= 0) || (ms > MAX_TIMEOUT_MS && ms !== Infinity)) {
-      throw new InvalidOption('timeoutAfter', `must be in 0..${MAX_TIMEOUT_MS} ms or Infinity, got ${String(ms)}`);
-    }
-    this._timeout = ms;
+    this._timeout = checkTimeoutOrInfinity('timeoutAfter', ms);
   }
 
   /**

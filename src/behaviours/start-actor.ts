@@ -76,9 +76,13 @@ export function startActor(
 }
 
 function checkStartTimeout(timeoutMs: number | undefined): number | undefined {
-  if (timeoutMs === undefined || timeoutMs === Infinity) return undefined;
-  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > MAX_TIMEOUT_MS) {
-    throw new InvalidOption('timeoutMs', `must be in 0..${MAX_TIMEOUT_MS} ms or Infinity, got ${String(timeoutMs)}`);
+  return timeoutMs === undefined || checkTimeoutOrInfinity('timeoutMs', timeoutMs) === Infinity ? undefined : timeoutMs;
+}
+
+/** A behaviour's timeout option: 0..MAX_TIMEOUT_MS ms, or Infinity (OTP's infinity); else InvalidOption naming it. */
+export function checkTimeoutOrInfinity(option: string, value: number): number {
+  if (typeof value !== 'number' || !(value >= 0) || (value > MAX_TIMEOUT_MS && value !== Infinity)) {
+    throw new InvalidOption(option, `must be in 0..${MAX_TIMEOUT_MS} ms or Infinity, got ${String(value)}`);
   }
-  return timeoutMs;
+  return value;
 }

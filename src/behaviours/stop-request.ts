@@ -1,7 +1,7 @@
-import { MAX_TIMEOUT_MS, type ActorRuntime, type ExitReason, type Ref } from '../actors/index.js';
-import { InvalidOption } from '../actors/errors.js';
+import type { ActorRuntime, ExitReason, Ref } from '../actors/index.js';
 import { registerWireClass } from '../actors/placement/wire-classes.js';
 import { StopTimeout } from './errors.js';
+import { checkTimeoutOrInfinity } from './start-actor.js';
 
 /** OTP's system stop message: the behaviour runs its terminate step and exits with `reason`. */
 export class StopRequest {
@@ -21,8 +21,10 @@ registerWireClass({
  * the target is left running, as OTP leaves it. Undefined or Infinity: wait as long as it takes.
  */
 export function requestStop(system: ActorRuntime, target: Ref | string, reason: ExitReason, timeoutMs?: number): Promise<ExitReason> {
-  if (timeoutMs !== undefined && timeoutMs !== Infinity && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > MAX_TIMEOUT_MS)) {
-    return Promise.reject(new InvalidOption('timeoutMs', `must be in 0..${MAX_TIMEOUT_MS} ms or Infinity, got ${String(timeoutMs)}`));
+  try {
+    if (timeoutMs !== undefined) checkTimeoutOrInfinity('timeoutMs', timeoutMs);
+  } catch (error) {
+    return Promise.reject(error);
   }
   const ref = typeof target === 'string' ? system.whereis(target) : target;
   if (ref === undefined) return Promise.resolve('noproc');

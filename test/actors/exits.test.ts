@@ -212,10 +212,12 @@ describe('terminate', () => {
       },
     });
     const clean = system.spawn({ handle: (ctx) => ctx.stop('shutdown'), terminate: async () => {} });
+    const failed = system.exited(failing);
+    const cleaned = system.exited(clean);
     system.send(failing, 'stop');
     system.send(clean, 'stop');
-    expect(await system.exited(failing)).toBe(failure);
-    expect(await system.exited(clean)).toBe('shutdown');
+    expect(await failed).toBe(failure);
+    expect(await cleaned).toBe('shutdown');
   });
 });
 

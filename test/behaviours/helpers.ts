@@ -110,3 +110,13 @@ export async function crashChild(system: ActorSystem, sup: Ref, id: string, reas
   crash(system, ref, reason);
   await system.settle();
 }
+
+/** The rejection of `promise` (fails the test if it resolves), typed with a code and OTP's reason. */
+export async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; reason?: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { code: string; reason?: unknown };
+  }
+  throw new Error('expected a rejection');
+}

@@ -19,16 +19,8 @@ import {
   type SupervisorSpec,
 } from '../../src/behaviours/index.js';
 import { testSystem } from '../support/systems.js';
-import { crash, ProbeLog, probe } from './helpers.js';
+import { crash, ProbeLog, probe, rejection } from './helpers.js';
 
-async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; reason?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { code: string; reason?: unknown };
-  }
-  throw new Error('expected a rejection');
-}
 
 class Stopper extends GenServer<'ping', string, { stop: ExitReason }> {
   override handleCall(): string {

@@ -21,7 +21,7 @@ import {
   type SupervisorSpec,
 } from '../../src/behaviours/index.js';
 import { testSystem } from '../support/systems.js';
-import { childRef, crash, crashChild, ProbeLog, probe, type CrashReason } from './helpers.js';
+import { childRef, crash, crashChild, ProbeLog, probe, rejection, type CrashReason } from './helpers.js';
 
 async function refsOf(system: ReturnType<typeof testSystem>, sup: Ref): Promise<Record<string, Ref | 'restarting' | undefined>> {
   const entries = await Supervisor.whichChildren(system, sup);
@@ -33,14 +33,6 @@ async function restartCounts(system: ReturnType<typeof testSystem>, sup: Ref): P
   return Object.fromEntries(status.children.map((child) => [child.id ?? '?', child.restartCount]));
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; reason?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { code: string; reason?: unknown };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Supervisor: start and stop', () => {
   it('OTP supervisor_SUITE: sup_start_normal / order_of_shutdown — starts children in order, stops them in reverse', async () => {
