@@ -1,6 +1,6 @@
 import type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunction, SpawnOptions } from './behaviour.js';
 import { CellFlag } from './cell-flags.js';
-import { ActorCrashed, MailboxFull, NotInActor } from './errors.js';
+import { ActorCrashed, CallingSelf, MailboxFull, NotInActor } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { Mailbox, type ResolvedMailboxOptions } from './mailbox.js';
 import { CallRequest, DownMessage, ExitMessage, type ReceiveTimeout } from './messages.js';
@@ -193,10 +193,10 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   #crash(thrown: unknown): void {
     this.flags &= ~AWAITING;
     if (this.flags & EXITED) return;
-    const reason: ExitReason = thrown instanceof Error ? thrown : new ActorCrashed(thrown);
+    const reason = crashReason(thrown);
     if (this.flags & STOPPING) {
-      // terminate itself failed: exit with the original reason, as the stop was already decided.
-      this.host.terminateCell(this, this.stopReason ?? reason);
+      // terminate itself failed: its failure is the exit reason, as OTP's gen_server re-raises it.
+      this.host.terminateCell(this, reason);
       return;
     }
     this.#beginStop(reason);
@@ -217,16 +217,19 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
     this.flags |= RUNNING;
     try {
       result = terminate.call(this.behaviour, this, reason);
-    } catch {
+    } catch (error) {
+      // A terminate that fails replaces the reason (OTP: the exception terminate raised).
       this.flags &= ~RUNNING;
-      this.host.terminateCell(this, reason);
+      this.host.terminateCell(this, crashReason(error));
       return;
     }
     this.flags &= ~RUNNING;
     if (result !== undefined && result !== null && typeof (result as PromiseLike<void>).then === 'function') {
       this.flags |= AWAITING;
-      const finish = (): void => this.host.terminateCell(this, reason);
-      (result as PromiseLike<void>).then(finish, finish);
+      (result as PromiseLike<void>).then(
+        () => this.host.terminateCell(this, reason),
+        (error: unknown) => this.host.terminateCell(this, crashReason(error)),
+      );
       return;
     }
     this.host.terminateCell(this, reason);
@@ -287,6 +290,10 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   }
 
   call<Reply = unknown>(target: Ref | string, request: unknown, timeoutMs?: number): Promise<Reply> {
+    // OTP's calling_self: no reply could ever come, so fail now rather than at the timeout.
+    if (typeof target === 'string' ? target === this.name : target.equals(this.self)) {
+      return Promise.reject(new CallingSelf(target));
+    }
     return this.host.callFrom(target, request, timeoutMs) as Promise<Reply>;
   }
 
@@ -365,6 +372,11 @@ export class ActorCell<M = unknown> implements ActorContext<M> {
   info(): ProcessInfo {
     return processInfo(this);
   }
+}
+
+/** What a thrown value becomes as an exit reason: Errors as they are, anything else wrapped. */
+function crashReason(thrown: unknown): ExitReason {
+  return thrown instanceof Error ? thrown : new ActorCrashed(thrown);
 }
 
 function isUserMessage(message: unknown): boolean {

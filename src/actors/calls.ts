@@ -1,5 +1,6 @@
 import type { ActorCell } from './actor-cell.js';
-import { CalleeExited, CallTimeout, NoProc } from './errors.js';
+import { CellFlag } from './cell-flags.js';
+import { CalleeExited, CallingSelf, CallTimeout, NoProc } from './errors.js';
 import type { ExitReason } from './exit.js';
 import { CallRequest } from './messages.js';
 import type { ObservedSpan } from './observer.js';
@@ -25,7 +26,9 @@ export class Calls {
 
   /** A call to a local actor: listed on it, timed, then delivered; a refused delivery fails it at once. */
   open(cell: ActorCell, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
-    const timeout = timeoutMs === undefined ? this.defaultTimeoutMs : checkTimeout('call timeout', timeoutMs);
+    // Its own callback is on the stack: a call to itself (OTP's calling_self) could only time out.
+    if (cell.flags & CellFlag.RUNNING) return Promise.reject(new CallingSelf(cell.self));
+    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
     const call = new CallRequest(request, cell.self);
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
@@ -39,7 +42,8 @@ export class Calls {
     }
     cell.calls = call;
     call._timeoutMs = timeout;
-    call._timer = this.timers.schedule(timeout, expireCall, call);
+    // Infinity (OTP's infinity): no timer; the callee's exit still fails the call.
+    call._timer = timeout === Infinity ? null : this.timers.schedule(timeout, expireCall, call);
     try {
       cell.deliver(call);
     } catch (error) {
@@ -62,7 +66,7 @@ export class Calls {
             ? target
             : undefined;
     if (callee === undefined) return Promise.reject(new NoProc(target));
-    const timeout = timeoutMs === undefined ? this.defaultTimeoutMs : checkTimeout('call timeout', timeoutMs);
+    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
     const call = new CallRequest(request, callee);
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
@@ -70,7 +74,8 @@ export class Calls {
     });
     call._settle = this.settle;
     call._timeoutMs = timeout;
-    call._timer = this.timers.schedule(timeout, expireCall, call);
+    // Infinity (OTP's infinity): no timer; the callee's exit still fails the call.
+    call._timer = timeout === Infinity ? null : this.timers.schedule(timeout, expireCall, call);
     try {
       router!.call(call);
     } catch (error) {
@@ -125,6 +130,12 @@ export function endSpanWith(span: ObservedSpan, promise: Promise<unknown>): Prom
       throw error;
     },
   );
+}
+
+/** The caller's timeout, checked, or the default; Infinity is allowed and arms no timer. */
+function callTimeout(timeoutMs: number | undefined, defaultTimeoutMs: number): number {
+  if (timeoutMs === undefined) return defaultTimeoutMs;
+  return timeoutMs === Infinity ? Infinity : checkTimeout('call timeout', timeoutMs);
 }
 
 function expireCall(call: CallRequest): void {

@@ -83,11 +83,57 @@ export class SimulatedClock implements Clock {
     this.#now = target;
   }
 
+  /** When the next pending timer is due (on this clock's `now()`), or undefined if none is. */
+  nextDue(): number | undefined {
+    return this.#timers[0]?.due;
+  }
+
+  /**
+   * Moves time to the next due timer and fires every timer due at that instant (including ones
+   * they arm for the same instant). Returns false, moving nothing, when no timer is pending.
+   */
+  step(): boolean {
+    const next = this.#timers[0];
+    if (next === undefined) return false;
+    this.#fireAt(next.due);
+    return true;
+  }
+
+  /**
+   * {@link advance}, letting the actors run between timers: after each instant's timers fire, it
+   * awaits `between` (default: one turn of the event loop; pass `() => system.settle()` to let the
+   * actors finish), so what they arm in response is due within the same advance. Deterministic:
+   * no real time passes for the clock.
+   */
+  async advanceAsync(ms: number, between: () => Promise<void> | void = nextTurn): Promise<void> {
+    const target = this.#now + ms;
+    await between();
+    for (;;) {
+      const next = this.#timers[0];
+      if (next === undefined || next.due > target) break;
+      this.#fireAt(next.due);
+      await between();
+    }
+    this.#now = Math.max(this.#now, target);
+  }
+
+  #fireAt(due: number): void {
+    this.#now = Math.max(this.#now, due);
+    for (;;) {
+      const next = this.#timers[0];
+      if (next === undefined || next.due > this.#now) return;
+      this.#timers.shift();
+      next.callback();
+    }
+  }
+
   /** Number of native-equivalent timers armed (the kernel keeps at most one). */
   get pendingTimers(): number {
     return this.#timers.length;
   }
 }
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function compare(a: SimulatedTimer, b: SimulatedTimer): number {
   return a.due - b.due || a.seq - b.seq;

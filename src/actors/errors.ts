@@ -35,6 +35,7 @@ export const ActorErrorCode = {
   NotSerializable: 'PLACEMENT_NOT_SERIALIZABLE',
   PlacementFailed: 'PLACEMENT_FAILED',
   InvalidPlacement: 'PLACEMENT_INVALID',
+  CallingSelf: 'ACTOR_CALLING_SELF',
 } as const;
 export type ActorErrorCode = (typeof ActorErrorCode)[keyof typeof ActorErrorCode];
 
@@ -149,6 +150,14 @@ function safeString(value: unknown): string {
     return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
+  }
+}
+
+/** OTP's `calling_self`: an actor called itself, which could only ever time out; fails at once. */
+export class CallingSelf extends MoloError {
+  static readonly code = ActorErrorCode.CallingSelf;
+  constructor(readonly target: Ref | string) {
+    super(ActorErrorCode.CallingSelf, `${describe(target)} called itself: the call could never be answered`);
   }
 }
 

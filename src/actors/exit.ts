@@ -1,8 +1,13 @@
 /**
  * Exit reasons, as OTP has them. `kill` is only ever a signal: the actor it hits is seen to exit
- * with `killed`. Anything a handler throws becomes the exit reason (non-Errors are wrapped).
+ * with `killed`. Anything a handler throws becomes the exit reason (non-Errors are wrapped);
+ * `ctx.stop(reason)`, a behaviour's stop and a start function's rejection may use any value
+ * ({@link ExitValue}), as OTP's exit reasons are any term.
  */
-export type ExitReason = 'normal' | 'shutdown' | 'kill' | 'killed' | 'noproc' | 'noconnection' | ShutdownWith | Error;
+export type ExitReason = 'normal' | 'shutdown' | 'kill' | 'killed' | 'noproc' | 'noconnection' | ShutdownWith | Error | ExitValue;
+
+/** OTP's "any term" as a reason: every value but `undefined` (which means "no reason yet" here). */
+export type ExitValue = string | number | boolean | bigint | symbol | null | object;
 
 /** OTP's `{shutdown, Detail}`: a deliberate stop that carries why. */
 export interface ShutdownWith {
@@ -12,7 +17,7 @@ export interface ShutdownWith {
 export const shutdownWith = (detail: unknown): ShutdownWith => ({ shutdown: detail });
 
 export function isShutdownWith(reason: ExitReason): reason is ShutdownWith {
-  return typeof reason === 'object' && !(reason instanceof Error) && 'shutdown' in reason;
+  return typeof reason === 'object' && reason !== null && !(reason instanceof Error) && 'shutdown' in reason;
 }
 
 /** `normal`, `shutdown` and `{shutdown, _}`: exits a transient child is not restarted for. */
@@ -23,6 +28,7 @@ export function isCleanExit(reason: ExitReason): boolean {
 export function formatReason(reason: ExitReason): string {
   if (typeof reason === 'string') return reason;
   if (reason instanceof Error) return `${reason.name}: ${reason.message}`;
+  if (!isShutdownWith(reason)) return describeValue(reason);
   let detail: string;
   try {
     detail = JSON.stringify(reason.shutdown) ?? String(reason.shutdown);
@@ -30,4 +36,13 @@ export function formatReason(reason: ExitReason): string {
     detail = String(reason.shutdown);
   }
   return `{shutdown, ${detail}}`;
+}
+
+/** Any other reason value, as text (JSON where it has one). */
+function describeValue(reason: ExitValue): string {
+  try {
+    return JSON.stringify(reason) ?? String(reason);
+  } catch {
+    return String(reason);
+  }
 }

@@ -10,7 +10,7 @@ export type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunct
 export type { ActorStatus, ProcessInfo } from './process-info.js';
 export { Ref, type MonitorRef } from './ref.js';
 export { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout, type SystemMessage } from './messages.js';
-export { formatReason, isCleanExit, isShutdownWith, shutdownWith, type ExitReason, type ShutdownWith } from './exit.js';
+export { formatReason, isCleanExit, isShutdownWith, shutdownWith, type ExitReason, type ExitValue, type ShutdownWith } from './exit.js';
 export { SimulatedClock, systemClock, type Clock, type ClockTimer } from './clock.js';
 export { TimerEntry } from './timers.js';
 export {
@@ -26,6 +26,7 @@ export {
   ActorLimitReached,
   AlreadyNamed,
   CalleeExited,
+  CallingSelf,
   CallTimeout,
   InvalidOption,
   MailboxFull,

@@ -26,6 +26,8 @@ export const BehaviourErrorCode = {
   TooManyPrograms: 'PROGRAM_MAX_PROGRAMS',
   ProgramNotFound: 'PROGRAM_NOT_FOUND',
   ProgramAlreadyStarted: 'PROGRAM_ALREADY_STARTED',
+  UndefinedCallback: 'BEHAVIOUR_UNDEF',
+  StopTimeout: 'BEHAVIOUR_STOP_TIMEOUT',
 } as const;
 export type BehaviourErrorCode = (typeof BehaviourErrorCode)[keyof typeof BehaviourErrorCode];
 
@@ -95,21 +97,26 @@ export class TooManyChildren extends MoloError {
   }
 }
 
+/** A child spec field is invalid: `field` names it and `value` is what was given (OTP's `{invalid_restart_type, V}` &c.). */
 export class InvalidChildSpec extends MoloError {
   static readonly code = BehaviourErrorCode.InvalidChildSpec;
   constructor(
     readonly childId: string | undefined,
     detail: string,
+    readonly field?: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidChildSpec, `invalid child spec${childId === undefined ? '' : ` '${childId}'`}: ${detail}`);
   }
 }
 
+/** A supervisor flag is invalid: `option` names it and `value` is what was given (OTP's `{invalid_intensity, V}` &c.). */
 export class InvalidSupervisorSpec extends MoloError {
   static readonly code = BehaviourErrorCode.InvalidSupervisorSpec;
   constructor(
     readonly option: string,
     detail: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidSupervisorSpec, `invalid supervisor option ${option}: ${detail}`);
   }
@@ -141,6 +148,7 @@ export class InvalidStateMachineDefinition extends MoloError {
   constructor(
     readonly option: string,
     detail: string,
+    readonly value?: unknown,
   ) {
     super(BehaviourErrorCode.InvalidStateMachine, `invalid state machine option ${option}: ${detail}`);
   }
@@ -248,5 +256,27 @@ export class ProgramAlreadyStarted extends MoloError {
     readonly state: string,
   ) {
     super(BehaviourErrorCode.ProgramAlreadyStarted, `program '${program}' is already started (state ${state})`);
+  }
+}
+
+/** OTP's `undef`: a message reached a callback the behaviour does not define (a cast without `handleCast`). */
+export class UndefinedCallback extends MoloError {
+  static readonly code = BehaviourErrorCode.UndefinedCallback;
+  constructor(
+    readonly behaviour: string,
+    readonly callback: string,
+  ) {
+    super(BehaviourErrorCode.UndefinedCallback, `${behaviour} has no ${callback}: the message cannot be handled`);
+  }
+}
+
+/** A stop with a timeout (`GenServer.stop(..., timeoutMs)`) saw no exit in time (OTP's `exit(timeout)`). */
+export class StopTimeout extends MoloError {
+  static readonly code = BehaviourErrorCode.StopTimeout;
+  constructor(
+    readonly target: Ref | string,
+    readonly timeoutMs: number,
+  ) {
+    super(BehaviourErrorCode.StopTimeout, `${String(target)} did not exit within ${timeoutMs} ms of the stop request`);
   }
 }

@@ -1,29 +1,26 @@
 import {
-  CallRequest,
-  ExitMessage,
   type ActorBehaviour,
   type ActorContext,
   type ActorRuntime,
+  type CallRequest,
   type DownMessage,
-  type Envelope,
+  type ExitMessage,
   type ExitReason,
   type MailboxOptions,
+  type MonitorRef,
   type Ref,
 } from '../actors/index.js';
 import { PlacementFailed } from '../actors/errors.js';
 import type { BehaviourModule } from '../actors/placement/behaviour-module.js';
 import type { PlacedSpawnOptions } from '../actors/placement/hub.js';
-import { registerWireClass } from '../actors/placement/wire-classes.js';
 import type { ActorSystem } from '../actors/system.js';
 import { StartFailed } from './errors.js';
-import { requestStop, StopRequest } from './stop-request.js';
+import { CastEnvelope, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
+import { GenServerRunner } from './gen-server-runner.js';
+import { checkTimeoutOrInfinity, startActor } from './start-actor.js';
+import { requestStop } from './stop-request.js';
 
-/** Returned by `handleCall` when the reply will be sent later with `GenServer.reply(from, value)`. */
-export const NO_REPLY = new (class NoReply {
-  readonly noReply = true as const;
-})();
-/** An object, not a symbol, so that `return NO_REPLY` in an unannotated method keeps its type. */
-export type NoReply = typeof NO_REPLY;
+export { NO_REPLY, TIMEOUT, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
 
 /** A ref that remembers which server it points at, so `call` and `cast` are typed. */
 export type ServerRef<S> = Ref & { readonly __server?: S };
@@ -45,24 +42,24 @@ export interface GenServerStartOptions {
   readonly link?: Ref;
   readonly mailbox?: MailboxOptions;
   readonly trapExit?: boolean;
+  /**
+   * OTP's start option `{timeout, T}`: if init has not completed within this many ms, the server is
+   * killed (its starter, unlinked first, sees no EXIT) and the start fails with reason `timeout`.
+   * Default: no limit (OTP's infinity).
+   */
+  readonly timeoutMs?: number;
 }
 
-class CastEnvelope {
-  constructor(readonly message: unknown) {}
+/** What `GenServer.startMonitor` resolves with: the server and the caller's monitor on it (OTP's `{Pid, Mon}`). */
+export interface StartedAndMonitored<S> {
+  readonly ref: ServerRef<S>;
+  readonly monitor: MonitorRef;
 }
-// A cast to a server in a thread or process arrives as a cast.
-registerWireClass({
-  Class: CastEnvelope,
-  type: 0x50,
-  write: (envelope) => [envelope.message],
-  read: (data) => new CastEnvelope((data as unknown[])[0]),
-});
+
 
 /** Options of `GenServer.startPlaced`: where the server runs, plus the usual start options. */
 export type GenServerPlacedOptions = GenServerStartOptions & Pick<PlacedSpawnOptions, 'placement' | 'host'>;
 
-/** Wakes a server whose init asked to continue and whose mailbox was empty. */
-const INIT_CONTINUE: unique symbol = Symbol('molo.init-continue');
 
 /**
  * OTP's gen_server as a class: state lives in fields, each callback handles one message, and the
@@ -83,6 +80,8 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
   ctx!: ActorContext;
   /** @internal continue step requested by the running callback */
   _continue: { readonly arg: Continue } | undefined;
+  /** @internal timeout requested by the running callback */
+  _timeout: number | undefined;
 
   get self(): ServerRef<this> {
     return this.ctx.self;
@@ -91,7 +90,8 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
   init?(): void | PromiseLike<void>;
   handleCall?(request: Call, from: From<Reply>): Reply | NoReply | PromiseLike<Reply | NoReply>;
   handleCast?(message: Cast): void | PromiseLike<void>;
-  handleInfo?(message: Info | ExitMessage | DownMessage): void | PromiseLike<void>;
+  /** Other messages; also OTP's `timeout` ({@link TIMEOUT}) after `timeoutAfter`. Absent: logged and dropped. */
+  handleInfo?(message: Info | ExitMessage | DownMessage | GenServerTimeout): void | PromiseLike<void>;
   handleContinue?(arg: Continue): void | PromiseLike<void>;
   terminate?(reason: ExitReason): void | PromiseLike<void>;
 
@@ -103,36 +103,64 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
     this._continue = { arg };
   }
 
-  /** Stops the server once the current callback returns; `terminate` runs with `reason`. */
+  /**
+   * OTP's `Timeout` in a callback result (`{noreply, State, Timeout}`): if no message arrives within
+   * `ms` after this callback (and its continue steps) settle, `handleInfo(TIMEOUT)` runs. Any message
+   * cancels it; `Infinity` asks for none. Works from `init` and every handler.
+   */
+  protected timeoutAfter(ms: number): void {
+    this._timeout = checkTimeoutOrInfinity('timeoutAfter', ms);
+  }
+
+  /**
+   * OTP's `hibernate` in a callback result. A JavaScript actor has no heap of its own to compact, so
+   * this only cancels a `timeoutAfter` asked for in the same callback, as OTP's hibernate (which
+   * has no timeout) does; it is accepted so ported code keeps its shape.
+   */
+  protected hibernate(): void {
+    this._timeout = undefined;
+  }
+
+  /** Stops the server once the current callback returns; `terminate` runs with `reason` (any value). */
   protected stop(reason: ExitReason = 'normal'): void {
     this.ctx.stop(reason);
   }
 
-  /** Starts a server; resolves once its `init` has completed, rejects with StartFailed if it failed. */
+  /**
+   * Starts a server; resolves once its `init` has completed, rejects with StartFailed once the
+   * server has exited if init failed (or, with `timeoutMs`, took too long: reason `timeout`).
+   */
   static start<S extends GenServer<never, unknown, unknown, unknown, unknown>>(
     system: ActorRuntime,
     create: () => S,
     options: GenServerStartOptions = {},
   ): Promise<ServerRef<S>> {
-    return new Promise((resolve, reject) => {
-      const runner = new GenServerRunner(create, options.link);
-      // Spelled out rather than spread: every spread-plus-property object gets its own hidden
-      // class, which made each spawn miss the kernel's inline caches (measured: half the cost of
-      // a 1,000-child group restart).
-      const ref: Ref = system.spawn(runner, {
-        name: options.name,
-        link: options.link,
-        mailbox: options.mailbox,
-        trapExit: options.trapExit,
-        onStarted: (error) => {
-          // Reported before terminate would run: a server whose init failed never terminates (OTP).
-          runner.initialized = error === undefined;
-          if (error === undefined) resolve(ref);
-          // Reported once the server has exited (OTP 26's proc_lib), so its name is free again.
-          else void system.exited(ref).then(() => reject(new StartFailed(error)));
-        },
-      });
-    });
+    const runner = new GenServerRunner(create, options.link);
+    return startActor(system, runner, options, {
+      timeoutMs: options.timeoutMs,
+      // Reported before terminate would run: a server whose init failed never terminates (OTP).
+      settled: (error) => void (runner.initialized = error === undefined),
+    }) as Promise<ServerRef<S>>;
+  }
+
+  /**
+   * OTP's start_monitor: starts a server and monitors it from `ctx`'s actor atomically (the monitor
+   * is in place before the server can run). If the start fails, its DOWN message is removed from
+   * the mailbox before the StartFailed rejection, as OTP does.
+   */
+  static startMonitor<S extends GenServer<never, unknown, unknown, unknown, unknown>>(
+    ctx: ActorContext,
+    create: () => S,
+    options: GenServerStartOptions = {},
+  ): Promise<StartedAndMonitored<S>> {
+    const runner = new GenServerRunner(create, options.link);
+    let monitor: MonitorRef | undefined;
+    return startActor(ctx.system, runner, options, {
+      timeoutMs: options.timeoutMs,
+      spawned: (ref) => void (monitor = ctx.monitor(ref)),
+      settled: (error) => void (runner.initialized = error === undefined),
+      cleanup: () => ctx.demonitor(monitor!, true),
+    }).then((ref) => ({ ref: ref as ServerRef<S>, monitor: monitor! }));
   }
 
   /**
@@ -180,111 +208,12 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
     from.reply(value);
   }
 
-  /** OTP's gen_server:stop: the server runs `terminate(reason)` and exits; resolves with its exit reason. */
-  static stop(system: ActorRuntime, server: Ref | string, reason: ExitReason = 'normal'): Promise<ExitReason> {
-    return requestStop(system, server, reason);
+  /**
+   * OTP's gen_server:stop: the server runs `terminate(reason)` and exits; resolves with its exit
+   * reason (the terminate's error if terminate failed). With `timeoutMs`, rejects with StopTimeout
+   * if it has not exited by then (the server keeps running, as in OTP).
+   */
+  static stop(system: ActorRuntime, server: Ref | string, reason: ExitReason = 'normal', timeoutMs?: number): Promise<ExitReason> {
+    return requestStop(system, server, reason, timeoutMs);
   }
-}
-
-type AnyServer = GenServer<unknown, unknown, unknown, unknown, unknown>;
-
-/** Runs a GenServer instance on the kernel. Callbacks that return synchronously stay synchronous. */
-class GenServerRunner implements ActorBehaviour<unknown> {
-  server: AnyServer | undefined;
-  /** Set once init has succeeded; terminate runs only then, as OTP never terminates a failed init. */
-  initialized = false;
-
-  constructor(
-    readonly create: () => GenServer<never, unknown, unknown, unknown, unknown>,
-    public parent: Ref | undefined,
-    /** Made by `GenServer.behaviour`: started by whoever spawns it, so it acknowledges its own init. */
-    readonly placed = false,
-  ) {}
-
-  get name(): string {
-    return this.server?.constructor.name ?? 'GenServer';
-  }
-
-  init(ctx: ActorContext): void | PromiseLike<void> {
-    const server = this.create() as AnyServer;
-    server.ctx = ctx;
-    this.server = server;
-    // A placed server's parent is the actor it was linked to at spawn.
-    if (this.placed) this.parent ??= ctx.parent;
-    // A continue step asked for by init runs after the start is acknowledged (OTP's
-    // {ok, State, {continue, _}}), but before any message: see `handle`.
-    const result = server.init?.();
-    if (isThenable(result)) {
-      return result.then(() => {
-        if (this.placed) this.initialized = true;
-        this.#wakeForContinue(ctx, server);
-      });
-    }
-    if (this.placed) this.initialized = true;
-    this.#wakeForContinue(ctx, server);
-  }
-
-  #wakeForContinue(ctx: ActorContext, server: AnyServer): void {
-    if (server._continue === undefined) return;
-    // With messages already queued, the first of them runs the step; otherwise a marker does.
-    if ((ctx.system.info(ctx.self)?.mailboxLength ?? 0) === 0) ctx.send(ctx.self, INIT_CONTINUE);
-  }
-
-  handle(ctx: ActorContext, message: Envelope<unknown>): void | PromiseLike<void> {
-    const server = this.server!;
-    if (server._continue !== undefined) {
-      // init's continue step, still pending: it goes before this message.
-      const pending = this.#continue(server);
-      if (isThenable(pending)) return pending.then(() => this.#dispatch(ctx, server, message));
-    }
-    return this.#dispatch(ctx, server, message);
-  }
-
-  #dispatch(ctx: ActorContext, server: AnyServer, message: Envelope<unknown>): void | PromiseLike<void> {
-    if (message === INIT_CONTINUE) return;
-    if (message instanceof CallRequest) {
-      if (server.handleCall === undefined) throw new Error(`${this.name} has no handleCall for ${String(message.request)}`);
-      const result = server.handleCall(message.request, message);
-      if (isThenable(result)) {
-        return result.then((reply) => {
-          if (reply !== NO_REPLY) message.reply(reply);
-          return this.#continue(server);
-        });
-      }
-      if (result !== NO_REPLY) message.reply(result);
-      return this.#continue(server);
-    }
-    if (message instanceof CastEnvelope) return this.#then(server.handleCast?.(message.message), server);
-    if (message instanceof StopRequest) return ctx.stop(message.reason);
-    if (message instanceof ExitMessage && this.parent !== undefined && message.from.equals(this.parent)) {
-      // OTP: a server trapping exits stops with its parent's reason, running terminate.
-      return ctx.stop(message.reason);
-    }
-    return this.#then(server.handleInfo?.(message), server);
-  }
-
-  terminate(_ctx: ActorContext, reason: ExitReason): void | PromiseLike<void> {
-    if (!this.initialized) return;
-    return this.server?.terminate?.(reason);
-  }
-
-  #then(result: void | PromiseLike<void>, server: AnyServer): void | PromiseLike<void> {
-    if (isThenable(result)) return result.then(() => this.#continue(server));
-    return this.#continue(server);
-  }
-
-  /** Drains continue steps; each may request another. */
-  #continue(server: AnyServer): void | PromiseLike<void> {
-    while (server._continue !== undefined) {
-      const { arg } = server._continue;
-      server._continue = undefined;
-      if (server.handleContinue === undefined) throw new Error(`${this.name} asked to continue but has no handleContinue`);
-      const result = server.handleContinue(arg);
-      if (isThenable(result)) return result.then(() => this.#continue(server));
-    }
-  }
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function';
 }

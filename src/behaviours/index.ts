@@ -1,10 +1,13 @@
-export { GenServer, NO_REPLY, type CallOf, type CastOf, type CastFor, type ReplyFor, type RequestFor, type From, type GenServerStartOptions, type GenServerPlacedOptions, type NoReply, type ReplyOf, type ServerRef } from './gen-server.js';
-export { Supervisor, type SupervisorStartOptions } from './supervisor.js';
+export { GenServer, NO_REPLY, TIMEOUT, type GenServerTimeout, type StartedAndMonitored, type CallOf, type CastOf, type CastFor, type ReplyFor, type RequestFor, type From, type GenServerStartOptions, type GenServerPlacedOptions, type NoReply, type ReplyOf, type ServerRef } from './gen-server.js';
+export { Supervisor, SUPERVISOR_CALL_TIMEOUT_MS, type SupervisorModuleStartOptions, type SupervisorStartOptions } from './supervisor.js';
 export {
   DEFAULT_INTENSITY,
   DEFAULT_MAX_CHILDREN,
   DEFAULT_PERIOD_MS,
   MAX_CHILDREN_CAP,
+  IGNORE,
+  type Ignore,
+  type SupervisorModule,
   type ChildCounts,
   type ChildEntry,
   type ChildStatus,
@@ -17,8 +20,11 @@ export {
   backoffDelay,
   shouldRestart,
   worker,
+  type AutoShutdown,
   type ChildSpec,
   type ChildStart,
+  type ResolvedChildSpec,
+  type StartedChild,
   type ChildStartContext,
   type ChildType,
   type RestartBackoff,
@@ -52,6 +58,8 @@ export {
   InvalidChildSpec,
   InvalidSupervisorSpec,
   StartFailed,
+  StopTimeout,
+  UndefinedCallback,
   TooManyChildren,
 } from './errors.js';
 export * from './state-machine.js';

@@ -12,7 +12,7 @@
  */
 import type { AnyStateMachine, EventFromLogic, InputFrom } from 'xstate';
 import type { ActorBehaviour, ActorRuntime, CallRequest, ExitReason, Ref } from '../actors/index.js';
-import { StartFailed } from './errors.js';
+import { startActor } from './start-actor.js';
 import { resolveDefinition, type StateMachineDefinition, type StateMachineStartOptions } from './state-machine/definition.js';
 import { StateMachineRunner, StateQuery, type StateMachineStatus } from './state-machine/runner.js';
 import { requestStop } from './stop-request.js';
@@ -38,22 +38,23 @@ function behaviour<TMachine extends AnyStateMachine>(
 
 /**
  * Spawns an actor running `definition.machine`; resolves once the initial state is entered (its
- * entry actions and inserted events done), rejects with StartFailed if that threw or the machine
- * was already final. Options: `name`, `link` (the parent), `mailbox`, `trapExit`, `input`.
+ * entry actions, async effects and inserted events done); rejects with StartFailed, once the actor
+ * has exited (as GenServer and Supervisor), if that threw, the machine was already final, or
+ * `timeoutMs` passed first (reason `timeout`, the actor killed). Options: `name`, `link` (the
+ * parent), `mailbox`, `trapExit`, `input`, `timeoutMs`.
  */
 function start<TMachine extends AnyStateMachine>(
   system: ActorRuntime,
   definition: StateMachineDefinition<TMachine>,
   options: StateMachineStartOptions<InputFrom<TMachine>> = {},
 ): Promise<StateMachineRef<TMachine>> {
-  return new Promise((resolve, reject) => {
-    const { input, ...spawnOptions } = options;
-    const runner = behaviour(definition, input, options.link);
-    const ref: Ref = system.spawn(runner, {
-      ...spawnOptions,
-      onStarted: (error) => (error === undefined ? resolve(ref) : reject(new StartFailed(error))),
-    });
-  });
+  let runner: ActorBehaviour<unknown>;
+  try {
+    runner = behaviour(definition, options.input, options.link);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return startActor(system, runner, options, { timeoutMs: options.timeoutMs }) as Promise<StateMachineRef<TMachine>>;
 }
 
 type MachineEvent<TMachine extends AnyStateMachine> = EventFromLogic<TMachine>;
@@ -95,9 +96,12 @@ function getState<TMachine extends AnyStateMachine = AnyStateMachine>(
   return system.call<StateMachineStatus<ContextOf<TMachine>>>(target, STATE_QUERY, timeoutMs);
 }
 
-/** OTP's `gen_statem:stop`: the machine runs `terminate` and exits with `reason`; resolves with its exit reason. */
-function stop(system: ActorRuntime, target: Ref | string, reason: ExitReason = 'normal'): Promise<ExitReason> {
-  return requestStop(system, target, reason);
+/**
+ * OTP's `gen_statem:stop`: the machine runs `terminate` and exits with `reason`; resolves with its
+ * exit reason. With `timeoutMs`, rejects with StopTimeout if it has not exited by then.
+ */
+function stop(system: ActorRuntime, target: Ref | string, reason: ExitReason = 'normal', timeoutMs?: number): Promise<ExitReason> {
+  return requestStop(system, target, reason, timeoutMs);
 }
 
 /** gen_statem's API for xstate machines. */
@@ -114,10 +118,12 @@ export { EVENTS_PER_TURN, type StateMachineStatus } from './state-machine/runner
 export type { StateMachineActor } from './state-machine/host.js';
 export {
   EVENT_TIMEOUT,
+  GENERIC_TIMEOUT,
   INFO_EVENT,
   STATE_TIMEOUT,
   type CallEvent,
   type EventTimeoutEvent,
+  type GenericTimeoutEvent,
   type InfoEvent,
   type MaybeCallEvent,
   type StateTimeoutEvent,
@@ -133,6 +139,8 @@ export {
   reply,
   replyWith,
   stateTimeout,
+  updateTimeout,
   type ActionExpr,
   type StateMachineAction,
 } from './state-machine/actions.js';
+export type { TimeoutOptions } from './state-machine/timeouts.js';

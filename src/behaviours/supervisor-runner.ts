@@ -10,7 +10,16 @@ import {
   type ExitReason,
   type Ref,
 } from '../actors/index.js';
-import { backoffDelay, resolveChildSpec, shouldRestart, type ChildSpec, type ResolvedChildSpec } from './child-spec.js';
+import {
+  backoffDelay,
+  resolveChildSpec,
+  shouldRestart,
+  startedChild,
+  type AutoShutdown,
+  type ChildSpec,
+  type ResolvedChildSpec,
+  type StartedChild,
+} from './child-spec.js';
 import { shutdownAll, shutdownChild } from './child-shutdown.js';
 import {
   ChildAlreadyPresent,
@@ -25,37 +34,34 @@ import {
 import { RestartLog } from './intensity.js';
 import { nextLifecycleState, type LifecycleEventType, type LifecycleState } from './lifecycle.js';
 import { StopRequest } from './stop-request.js';
-import type { ChildCounts, ChildEntry, Strategy, SupervisorReply, SupervisorRequest, SupervisorStatus } from './supervisor-protocol.js';
+import { childEntry, countChildren, type ChildRecord } from './supervisor-queries.js';
+import { resolveSupervisorSpec, type SupervisorSettings } from './supervisor-spec.js';
+import {
+  IGNORE,
+  type ChildCounts,
+  type ChildEntry,
+  type Strategy,
+  type SupervisorModule,
+  type SupervisorReply,
+  type SupervisorRequest,
+  type SupervisorStatus,
+} from './supervisor-protocol.js';
 
-interface ChildRecord {
-  readonly key: string;
-  readonly spec: ResolvedChildSpec;
-  readonly args: readonly unknown[];
-  ref: Ref | undefined;
-  state: LifecycleState;
-  /** Times started after the first start. */
-  restartCount: number;
-  started: boolean;
-  /** Restarts in a row, for the backoff delay; reset once the child outlives `backoff.maxMs`. */
-  backoffLevel: number;
-  startedAt: number;
-}
 
 /** Sent to itself to retry a failed restart, after the backoff delay (OTP's try_again_restart). */
 class RetryRestart {
   constructor(readonly key: string) {}
 }
 
-export interface SupervisorSettings {
-  readonly strategy: Strategy;
-  readonly intensity: number;
-  readonly periodMs: number;
-  readonly maxChildren: number;
-  readonly children: readonly ResolvedChildSpec[];
+
+/** OTP's supervisor module form: the settings come from `module.init(args)`, run inside the supervisor. */
+export interface SupervisorSource {
+  readonly module: SupervisorModule<unknown>;
+  readonly args: unknown;
   readonly parent: Ref | undefined;
 }
 
-type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: ExitReason };
+type StartOutcome = { readonly ok: true; readonly extra?: unknown } | { readonly ok: false; readonly reason: ExitReason };
 
 /**
  * The supervisor's logic: children in start order, a restart window, and the child lifecycle
@@ -69,9 +75,17 @@ export class SupervisorRunner implements ActorBehaviour {
   readonly #byRef = new Map<Ref, ChildRecord>();
   #nextDynamicKey = 0;
 
-  readonly #restarts: RestartLog;
+  #restarts!: RestartLog;
+  settings!: SupervisorSettings;
+  /** Set when the init callback answered ignore: the start then resolves with undefined. */
+  ignored = false;
 
-  constructor(readonly settings: SupervisorSettings) {
+  constructor(readonly source: SupervisorSettings | SupervisorSource) {
+    if (!('module' in source)) this.#configure(source);
+  }
+
+  #configure(settings: SupervisorSettings): void {
+    this.settings = settings;
     this.#restarts = new RestartLog(settings.intensity, settings.periodMs);
   }
 
@@ -82,6 +96,17 @@ export class SupervisorRunner implements ActorBehaviour {
   async init(ctx: ActorContext): Promise<void> {
     this.#ctx = ctx;
     ctx.trapExit(true);
+    const source = this.source;
+    if ('module' in source) {
+      // OTP's Mod:init(Args): ignore, a failure or bad flags or specs all fail the start.
+      const spec = await source.module.init(source.args);
+      if (spec === IGNORE) {
+        this.ignored = true;
+        ctx.stop('normal');
+        return;
+      }
+      this.#configure(resolveSupervisorSpec(spec, source.parent));
+    }
     if (this.#dynamic) return;
     for (const spec of this.settings.children) {
       const record = this.#add(spec, []);
@@ -121,13 +146,14 @@ export class SupervisorRunner implements ActorBehaviour {
 
   async #childExited(record: ChildRecord, reason: ExitReason): Promise<void> {
     this.#byRef.delete(record.ref!);
+    record.lastRef = record.ref;
     record.ref = undefined;
     this.#move(record, 'EXITED');
     if (!isCleanExit(reason)) this.#report('supervisor.child_terminated', record, reason);
     if (!shouldRestart(record.spec.restart, reason)) {
       this.#move(record, 'DISCARD');
       if (record.spec.restart === 'temporary' || this.#dynamic) this.#children.delete(record.key);
-      return;
+      return this.#autoShutdown(record);
     }
     const backoff = record.spec.backoff;
     if (backoff !== undefined && this.#ctx.now() - record.startedAt >= backoff.maxMs) record.backoffLevel = 0;
@@ -138,6 +164,17 @@ export class SupervisorRunner implements ActorBehaviour {
       if (delay > 0) this.#ctx.sendAfter(delay, new RetryRestart(record.key));
       else await this.#startGroup(record);
     });
+  }
+
+  /** OTP's do_auto_shutdown: a significant child that exited by itself and stays down may stop the supervisor. */
+  #autoShutdown(record: ChildRecord): void {
+    const mode = this.settings.autoShutdown;
+    if (mode === 'never' || !record.spec.significant) return;
+    if (mode === 'all_significant') {
+      for (const other of this.#children.values()) if (other.spec.significant && other.ref !== undefined) return;
+    }
+    this.#report('supervisor.auto_shutdown', record, undefined, { autoShutdown: mode });
+    this.#ctx.stop('shutdown');
   }
 
   /** Runs a restart step inside a `molo.supervisor.restart` span when the system traces; else just runs it. */
@@ -173,7 +210,11 @@ export class SupervisorRunner implements ActorBehaviour {
     for (const child of this.#groupOf(pivot)) {
       if (child.ref !== undefined) continue;
       const outcome = await this.#startRecord(child, child.state === 'backoff' ? 'RETRY' : 'START');
-      if (outcome.ok) continue;
+      if (outcome.ok) {
+        // OTP drops a dynamic child whose restart answered ignore, as start_child would.
+        if (this.#dynamic && child.ref === undefined) this.#children.delete(child.key);
+        continue;
+      }
       if (!this.#countAttempt(child, 'START_FAILED')) return this.#giveUp(child, outcome.reason);
       const delay = backoffDelay(child.spec.backoff, child.backoffLevel++);
       if (delay > 0) this.#ctx.sendAfter(delay, new RetryRestart(child.key));
@@ -232,7 +273,7 @@ export class SupervisorRunner implements ActorBehaviour {
     try {
       reply = { ok: true, value: await this.#perform(call.request) };
     } catch (error) {
-      reply = { ok: false, error: error instanceof Error ? error : new StartFailed(shutdownWith(error)) };
+      reply = { ok: false, error: error instanceof Error ? error : new StartFailed(error === undefined ? 'undefined' : (error as ExitReason)) };
     }
     call.reply(reply);
   }
@@ -247,6 +288,10 @@ export class SupervisorRunner implements ActorBehaviour {
         return this.#restartChild(request.id);
       case 'deleteChild':
         return this.#deleteChild(request.id);
+      case 'whichChild':
+        return childEntry(this.#findChild(request.child, 'whichChild'), this.#dynamic);
+      case 'getChildSpec':
+        return this.#findChild(request.child, 'getChildSpec').spec;
       case 'whichChildren':
         return this.#whichChildren();
       case 'countChildren':
@@ -260,13 +305,13 @@ export class SupervisorRunner implements ActorBehaviour {
     }
   }
 
-  async #startChild(spec: ChildSpec | undefined, args: readonly unknown[]): Promise<Ref | undefined> {
+  async #startChild(spec: ChildSpec | undefined, args: readonly unknown[]): Promise<StartedChild> {
     let resolved: ResolvedChildSpec;
     if (this.#dynamic) {
       resolved = this.settings.children[0]!;
     } else {
       if (spec === undefined) throw new DynamicOnly('startChild with arguments');
-      resolved = resolveChildSpec(spec);
+      resolved = resolveChildSpec(spec, this.settings.autoShutdown);
       const existing = this.#children.get(resolved.id);
       if (existing !== undefined) {
         if (existing.ref !== undefined) throw new ChildAlreadyStarted(existing.key, existing.ref);
@@ -284,17 +329,41 @@ export class SupervisorRunner implements ActorBehaviour {
     }
     // OTP keeps no spec for a dynamic or temporary child that answered ignore.
     if (record.ref === undefined && (this.#dynamic || record.spec.restart === 'temporary')) this.#children.delete(record.key);
-    return record.ref;
+    return { ref: record.ref, extra: outcome.extra };
+  }
+
+  /**
+   * OTP's find_child: a static child by id (a ref is not an id there: not_found); a dynamic child
+   * by ref, also by the ref it had before a restart that is still pending; an id is refused.
+   */
+  #lookup(child: string | Ref, operation: string): ChildRecord | undefined {
+    if (!this.#dynamic) return typeof child === 'string' ? this.#children.get(child) : undefined;
+    if (typeof child === 'string') throw new DynamicOnly(`${operation} by id`);
+    const record = this.#byRef.get(child);
+    if (record !== undefined) return record;
+    for (const candidate of this.#children.values()) if (candidate.ref === undefined && candidate.lastRef === child) return candidate;
+    return undefined;
+  }
+
+  #findChild(child: string | Ref, operation: string): ChildRecord {
+    const record = this.#lookup(child, operation);
+    if (record === undefined) throw new ChildNotFound(String(child));
+    return record;
   }
 
   async #terminateChild(child: string | Ref): Promise<void> {
-    const record = typeof child === 'string' ? (this.#dynamic ? undefined : this.#children.get(child)) : this.#byRef.get(child);
-    if (record === undefined) throw new ChildNotFound(String(child));
+    const record = this.#lookup(child, 'terminateChild');
+    if (record === undefined) {
+      // OTP: a dynamic child that has already exited is terminated, whoever it was.
+      if (this.#dynamic && typeof child !== 'string' && !this.#ctx.system.isAlive(child)) return;
+      throw new ChildNotFound(String(child));
+    }
     await this.#stopRecord(record);
+    // Deleting a restarting dynamic child also ends its restart loop: its retry finds nothing.
     if (this.#dynamic || record.spec.restart === 'temporary') this.#children.delete(record.key);
   }
 
-  async #restartChild(id: string): Promise<Ref | undefined> {
+  async #restartChild(id: string): Promise<StartedChild> {
     const record = this.#staticChild(id, 'restartChild');
     if (record.state === 'backoff') throw new ChildRestarting(id);
     if (record.ref !== undefined) throw new ChildRunning(id);
@@ -303,7 +372,7 @@ export class SupervisorRunner implements ActorBehaviour {
       this.#move(record, 'START_REFUSED');
       throw new StartFailed(outcome.reason);
     }
-    return record.ref;
+    return { ref: record.ref, extra: outcome.extra };
   }
 
   #deleteChild(id: string): void {
@@ -321,21 +390,11 @@ export class SupervisorRunner implements ActorBehaviour {
   }
 
   #whichChildren(): ChildEntry[] {
-    return [...this.#children.values()].map((record) => ({
-      id: this.#dynamic ? undefined : record.key,
-      ref: record.state === 'backoff' ? 'restarting' : record.ref,
-      type: record.spec.type,
-    }));
+    return [...this.#children.values()].map((record) => childEntry(record, this.#dynamic));
   }
 
   #countChildren(): ChildCounts {
-    let active = 0;
-    let supervisors = 0;
-    for (const record of this.#children.values()) {
-      if (record.ref !== undefined) active++;
-      if (record.spec.type === 'supervisor') supervisors++;
-    }
-    return { specs: this.#children.size, active, supervisors, workers: this.#children.size - supervisors };
+    return countChildren(this.#children.values(), this.#dynamic);
   }
 
   #status(): SupervisorStatus {
@@ -363,8 +422,9 @@ export class SupervisorRunner implements ActorBehaviour {
     this.#move(record, event);
     const ctx = this.#ctx;
     let ref: Ref | undefined;
+    let extra: unknown;
     try {
-      ref = await record.spec.start({ system: ctx.system, parent: ctx.self, args: record.args });
+      ({ ref, extra } = startedChild(await record.spec.start({ system: ctx.system, parent: ctx.self, args: record.args })));
     } catch (error) {
       const reason = startFailureReason(error);
       this.#report('supervisor.start_error', record, reason);
@@ -372,7 +432,7 @@ export class SupervisorRunner implements ActorBehaviour {
     }
     if (ref === undefined) {
       this.#move(record, 'IGNORED');
-      return { ok: true };
+      return { ok: true, extra };
     }
     record.ref = ref;
     this.#byRef.set(ref, record);
@@ -383,7 +443,7 @@ export class SupervisorRunner implements ActorBehaviour {
     // Links even if the start function did not; a child already dead then reports `noproc`.
     ctx.link(ref);
     if (record.restartCount > 0) this.#report('supervisor.child_restarted', record, undefined);
-    return { ok: true };
+    return { ok: true, extra };
   }
 
   /** Synchronous when the child dies at once (see shutdownChild); a promise otherwise. */
@@ -398,8 +458,26 @@ export class SupervisorRunner implements ActorBehaviour {
     this.#byRef.delete(ref);
     record.ref = undefined;
     const exited = shutdownChild(this.#ctx, ref, record.spec.shutdown);
-    if (exited instanceof Promise) return exited.then(() => this.#move(record, 'STOPPED'));
+    if (exited instanceof Promise) {
+      return exited.then((reason) => {
+        this.#checkShutdown(record, reason);
+        this.#move(record, 'STOPPED');
+      });
+    }
+    this.#checkShutdown(record, exited);
     this.#move(record, 'STOPPED');
+  }
+
+  /**
+   * OTP's shutdown/1 check: a child that exited with another reason than the one asked for (its
+   * terminate failed, say) is reported as a shutdown_error; `normal` and `{shutdown, _}` pass for
+   * non-permanent children, `killed` for brutal_kill.
+   */
+  #checkShutdown(record: ChildRecord, reason: ExitReason): void {
+    if (reason === 'shutdown' || reason === 'noproc') return;
+    if (reason === 'killed' && record.spec.shutdown === 'brutal_kill') return;
+    if (record.spec.restart !== 'permanent' && isCleanExit(reason)) return;
+    this.#report('supervisor.shutdown_error', record, reason);
   }
 
   async #terminateAll(): Promise<void> {
@@ -429,6 +507,7 @@ export class SupervisorRunner implements ActorBehaviour {
       spec,
       args,
       ref: undefined,
+      lastRef: undefined,
       state: 'stopped',
       restartCount: 0,
       started: false,
@@ -454,8 +533,8 @@ export class SupervisorRunner implements ActorBehaviour {
   }
 }
 
+/** A start's rejection is the reason as it is, any value (OTP's `{error, Reason}`); StartFailed unwraps. */
 function startFailureReason(error: unknown): ExitReason {
   if (error instanceof StartFailed) return error.reason;
-  if (error instanceof Error) return error;
-  return new StartFailed(shutdownWith(error));
+  return error === undefined ? 'undefined' : (error as ExitReason);
 }

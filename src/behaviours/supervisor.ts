@@ -1,89 +1,142 @@
 import type { ActorRuntime, ExitReason, MailboxOptions, Ref } from '../actors/index.js';
-import { resolveChildSpec, type ChildSpec } from './child-spec.js';
-import { InvalidSupervisorSpec, StartFailed } from './errors.js';
+import type { ChildSpec, ResolvedChildSpec, StartedChild } from './child-spec.js';
+import { startActor } from './start-actor.js';
 import { requestStop } from './stop-request.js';
-import {
-  DEFAULT_INTENSITY,
-  DEFAULT_MAX_CHILDREN,
-  DEFAULT_PERIOD_MS,
-  MAX_CHILDREN_CAP,
-  MAX_INTENSITY,
-  type ChildCounts,
-  type ChildEntry,
-  type SupervisorReply,
-  type SupervisorRequest,
-  type SupervisorSpec,
-  type SupervisorStatus,
+import type {
+  ChildCounts,
+  ChildEntry,
+  SupervisorModule,
+  SupervisorReply,
+  SupervisorRequest,
+  SupervisorSpec,
+  SupervisorStatus,
 } from './supervisor-protocol.js';
-import { SupervisorRunner, type SupervisorSettings } from './supervisor-runner.js';
+import { SupervisorRunner } from './supervisor-runner.js';
+import { resolveSupervisorSpec } from './supervisor-spec.js';
 
 export interface SupervisorStartOptions {
   readonly name?: string;
   /** The parent: linked at spawn; its EXIT stops this supervisor (children first). */
   readonly link?: Ref;
   readonly mailbox?: MailboxOptions;
+  /** OTP's start timeout: past it the supervisor is killed and the start fails with `timeout`. Default: none. */
+  readonly timeoutMs?: number;
 }
 
-/** Calls to a supervisor may wait on child starts and shutdowns, so they default to OTP's infinity-like long wait. */
-const SUPERVISOR_CALL_TIMEOUT_MS = 60_000;
+/** Options of the callback form: `args` is what `init` receives. */
+export interface SupervisorModuleStartOptions<Args> extends SupervisorStartOptions {
+  readonly args?: Args;
+}
+
+/**
+ * How long a supervisor API call waits by default. OTP waits forever (`infinity`); Molo caps the
+ * default so that a stuck supervisor shows up as a CallTimeout rather than a silent hang. Every
+ * call takes a `timeoutMs` of its own, `Infinity` included.
+ */
+export const SUPERVISOR_CALL_TIMEOUT_MS = 60_000;
+
+function start(system: ActorRuntime, spec: SupervisorSpec, options?: SupervisorStartOptions): Promise<Ref>;
+function start<Args>(system: ActorRuntime, module: SupervisorModule<Args>, options?: SupervisorModuleStartOptions<Args>): Promise<Ref | undefined>;
+function start(
+  system: ActorRuntime,
+  specOrModule: SupervisorSpec | SupervisorModule<unknown>,
+  options: SupervisorModuleStartOptions<unknown> = {},
+): Promise<Ref | undefined> {
+  // The spec form is checked before anything is spawned, so a bad spec throws at once.
+  const runner =
+    typeof (specOrModule as SupervisorModule<unknown>).init === 'function'
+      ? new SupervisorRunner({ module: specOrModule as SupervisorModule<unknown>, args: options.args, parent: options.link })
+      : new SupervisorRunner(resolveSupervisorSpec(specOrModule as SupervisorSpec, options.link));
+  return startActor(
+    system,
+    runner,
+    { name: options.name, link: options.link, mailbox: options.mailbox, trapExit: true },
+    { timeoutMs: options.timeoutMs, ignored: () => runner.ignored },
+  );
+}
 
 /**
  * OTP's supervisor: starts children in order, restarts them by strategy within an intensity
  * limit, and stops them in reverse order. Every operation goes through the supervisor's mailbox.
  */
 export const Supervisor = {
-  /** Resolves once every child has started; rejects with StartFailed if one failed (the others are stopped). */
-  start(system: ActorRuntime, spec: SupervisorSpec, options: SupervisorStartOptions = {}): Promise<Ref> {
-    const settings = resolveSupervisorSpec(spec, options.link);
-    return new Promise((resolve, reject) => {
-      const ref: Ref = system.spawn(new SupervisorRunner(settings), {
-        name: options.name,
-        link: options.link,
-        mailbox: options.mailbox,
-        trapExit: true,
-        // A failed start is reported once the supervisor has exited (OTP 26's proc_lib), so its
-        // name is free again and nothing of it is left when the caller sees the error.
-        onStarted: (error) =>
-          error === undefined ? resolve(ref) : void system.exited(ref).then(() => reject(new StartFailed(error))),
-      });
-    });
-  },
+  /**
+   * Resolves once every child has started; rejects with StartFailed if one failed (the others are
+   * stopped), once the supervisor has exited. The callback form (`{ init(args) }`, OTP's module)
+   * resolves with undefined if `init` answers {@link IGNORE}, and fails the start if it throws or
+   * returns invalid flags or specs.
+   */
+  start,
 
   /**
    * Adds and starts a child (`spec`), or for `simple_one_for_one` starts one from the template
    * with `args`. Resolves with its ref (undefined if it answered ignore).
    */
-  startChild(system: ActorRuntime, supervisor: Ref | string, specOrArgs?: ChildSpec | readonly unknown[]): Promise<Ref | undefined> {
+  startChild(
+    system: ActorRuntime,
+    supervisor: Ref | string,
+    specOrArgs?: ChildSpec | readonly unknown[],
+    timeoutMs?: number,
+  ): Promise<Ref | undefined> {
+    return Supervisor.startChildWithExtra(system, supervisor, specOrArgs, timeoutMs).then((started) => started.ref);
+  },
+
+  /** `startChild` answering OTP's `{ok, Pid, Extra}`: the ref and the extra its start function returned. */
+  startChildWithExtra(
+    system: ActorRuntime,
+    supervisor: Ref | string,
+    specOrArgs?: ChildSpec | readonly unknown[],
+    timeoutMs?: number,
+  ): Promise<StartedChild> {
     const request: SupervisorRequest = Array.isArray(specOrArgs)
       ? { op: 'startChild', spec: undefined, args: specOrArgs }
       : { op: 'startChild', spec: specOrArgs as ChildSpec | undefined, args: [] };
-    return ask(system, supervisor, request);
+    return ask(system, supervisor, request, timeoutMs);
   },
 
-  /** Stops a child: by id, or by ref for `simple_one_for_one` (whose child is then removed). */
-  terminateChild(system: ActorRuntime, supervisor: Ref | string, child: string | Ref): Promise<void> {
-    return ask(system, supervisor, { op: 'terminateChild', child });
+  /**
+   * Stops a child, as OTP: by id on a static supervisor (a ref is not_found there); by ref on a
+   * `simple_one_for_one` one (an id is DynamicOnly; a ref that has already exited is fine; the old
+   * ref of a child being restarted ends the restart).
+   */
+  terminateChild(system: ActorRuntime, supervisor: Ref | string, child: string | Ref, timeoutMs?: number): Promise<void> {
+    return ask(system, supervisor, { op: 'terminateChild', child }, timeoutMs);
   },
 
-  restartChild(system: ActorRuntime, supervisor: Ref | string, id: string): Promise<Ref | undefined> {
-    return ask(system, supervisor, { op: 'restartChild', id });
+  restartChild(system: ActorRuntime, supervisor: Ref | string, id: string, timeoutMs?: number): Promise<Ref | undefined> {
+    return Supervisor.restartChildWithExtra(system, supervisor, id, timeoutMs).then((started) => started.ref);
   },
 
-  deleteChild(system: ActorRuntime, supervisor: Ref | string, id: string): Promise<void> {
-    return ask(system, supervisor, { op: 'deleteChild', id });
+  /** `restartChild` answering OTP's `{ok, Pid, Extra}`. */
+  restartChildWithExtra(system: ActorRuntime, supervisor: Ref | string, id: string, timeoutMs?: number): Promise<StartedChild> {
+    return ask(system, supervisor, { op: 'restartChild', id }, timeoutMs);
   },
 
-  whichChildren(system: ActorRuntime, supervisor: Ref | string): Promise<ChildEntry[]> {
-    return ask(system, supervisor, { op: 'whichChildren' });
+  deleteChild(system: ActorRuntime, supervisor: Ref | string, id: string, timeoutMs?: number): Promise<void> {
+    return ask(system, supervisor, { op: 'deleteChild', id }, timeoutMs);
   },
 
-  countChildren(system: ActorRuntime, supervisor: Ref | string): Promise<ChildCounts> {
-    return ask(system, supervisor, { op: 'countChildren' });
+  /** OTP 26's which_child: one child's entry, by id (static) or ref (dynamic); ChildNotFound otherwise. */
+  whichChild(system: ActorRuntime, supervisor: Ref | string, child: string | Ref, timeoutMs?: number): Promise<ChildEntry> {
+    return ask(system, supervisor, { op: 'whichChild', child }, timeoutMs);
+  },
+
+  /** OTP's get_childspec: the child's spec with every default filled in; ChildNotFound otherwise. */
+  getChildSpec(system: ActorRuntime, supervisor: Ref | string, child: string | Ref, timeoutMs?: number): Promise<ResolvedChildSpec> {
+    return ask(system, supervisor, { op: 'getChildSpec', child }, timeoutMs);
+  },
+
+  whichChildren(system: ActorRuntime, supervisor: Ref | string, timeoutMs?: number): Promise<ChildEntry[]> {
+    return ask(system, supervisor, { op: 'whichChildren' }, timeoutMs);
+  },
+
+  countChildren(system: ActorRuntime, supervisor: Ref | string, timeoutMs?: number): Promise<ChildCounts> {
+    return ask(system, supervisor, { op: 'countChildren' }, timeoutMs);
   },
 
   /** Children with their lifecycle states and restart counts, and the remaining intensity. */
-  status(system: ActorRuntime, supervisor: Ref | string): Promise<SupervisorStatus> {
-    return ask(system, supervisor, { op: 'status' });
+  status(system: ActorRuntime, supervisor: Ref | string, timeoutMs?: number): Promise<SupervisorStatus> {
+    return ask(system, supervisor, { op: 'status' }, timeoutMs);
   },
 
   /** Stops the children in reverse order, then the supervisor; resolves with its exit reason. */
@@ -91,47 +144,29 @@ export const Supervisor = {
     return requestStop(system, supervisor, reason);
   },
 
-  /** A child spec for a nested supervisor (type `supervisor`, shutdown `infinity`). */
-  child(id: string, spec: SupervisorSpec, options: Omit<ChildSpec, 'id' | 'start' | 'type'> = {}): ChildSpec {
+  /** A child spec for a nested supervisor (type `supervisor`, shutdown `infinity`); a module answering ignore is OTP's ignore. */
+  child<Args>(
+    id: string,
+    spec: SupervisorSpec | SupervisorModule<Args>,
+    options: Omit<ChildSpec, 'id' | 'start' | 'type'> & { readonly args?: Args } = {},
+  ): ChildSpec {
+    const { args, ...childOptions } = options;
     return {
       id,
       type: 'supervisor',
-      ...options,
-      start: ({ system, parent }) => Supervisor.start(system, spec, { link: parent }),
+      ...childOptions,
+      start: ({ system, parent }) =>
+        typeof (spec as SupervisorModule<Args>).init === 'function'
+          ? start(system, spec as SupervisorModule<Args>, { link: parent, args })
+          : start(system, spec as SupervisorSpec, { link: parent }),
     };
   },
 };
 
-async function ask<T>(system: ActorRuntime, supervisor: Ref | string, request: SupervisorRequest): Promise<T> {
-  const reply = await system.call<SupervisorReply<T>>(supervisor, request, SUPERVISOR_CALL_TIMEOUT_MS);
+/** One API call; `timeoutMs` is the caller's (Infinity waits as OTP does), default {@link SUPERVISOR_CALL_TIMEOUT_MS}. */
+async function ask<T>(system: ActorRuntime, supervisor: Ref | string, request: SupervisorRequest, timeoutMs?: number): Promise<T> {
+  const reply = await system.call<SupervisorReply<T>>(supervisor, request, timeoutMs ?? SUPERVISOR_CALL_TIMEOUT_MS);
   if (!reply.ok) throw reply.error;
   return reply.value;
 }
 
-function resolveSupervisorSpec(spec: SupervisorSpec, parent: Ref | undefined): SupervisorSettings {
-  const strategy = spec.strategy ?? 'one_for_one';
-  if (!['one_for_one', 'one_for_all', 'rest_for_one', 'simple_one_for_one'].includes(strategy)) {
-    throw new InvalidSupervisorSpec('strategy', `unknown strategy ${String(strategy)}`);
-  }
-  const intensity = spec.intensity ?? DEFAULT_INTENSITY;
-  if (!Number.isInteger(intensity) || intensity < 0 || intensity > MAX_INTENSITY) {
-    throw new InvalidSupervisorSpec('intensity', `must be an integer in 0..${MAX_INTENSITY}, got ${intensity}`);
-  }
-  const periodMs = spec.periodMs ?? DEFAULT_PERIOD_MS;
-  if (!Number.isFinite(periodMs) || periodMs <= 0) throw new InvalidSupervisorSpec('periodMs', `must be positive, got ${periodMs}`);
-  const maxChildren = spec.maxChildren ?? DEFAULT_MAX_CHILDREN;
-  if (!Number.isInteger(maxChildren) || maxChildren < 1 || maxChildren > MAX_CHILDREN_CAP) {
-    throw new InvalidSupervisorSpec('maxChildren', `must be an integer in 1..${MAX_CHILDREN_CAP}, got ${maxChildren}`);
-  }
-  const children = (spec.children ?? []).map(resolveChildSpec);
-  if (strategy === 'simple_one_for_one' && children.length !== 1) {
-    throw new InvalidSupervisorSpec('children', 'simple_one_for_one takes exactly one child spec (the template)');
-  }
-  if (children.length > maxChildren) throw new InvalidSupervisorSpec('children', `more than maxChildren (${maxChildren})`);
-  const ids = new Set<string>();
-  for (const child of children) {
-    if (ids.has(child.id)) throw new InvalidSupervisorSpec('children', `duplicate child id '${child.id}'`);
-    ids.add(child.id);
-  }
-  return { strategy, intensity, periodMs, maxChildren, children, parent };
-}

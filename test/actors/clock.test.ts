@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { testSystem } from '../support/systems.js';
 import { SimulatedClock, systemClock } from '../../src/actors/index.js';
 
 describe('SimulatedClock', () => {
@@ -112,5 +113,49 @@ describe('systemClock', () => {
     systemClock.clearTimer(cancelled);
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(fired).toBe(false);
+  });
+});
+
+describe('SimulatedClock: stepping, with actors running between timers', () => {
+  it('nextDue names the next timer; step moves to it and fires everything due then', () => {
+    const clock = new SimulatedClock();
+    const fired: string[] = [];
+    expect(clock.nextDue()).toBeUndefined();
+    expect(clock.step()).toBe(false);
+    clock.setTimer(() => fired.push('b'), 20);
+    clock.setTimer(() => fired.push('a1'), 10);
+    clock.setTimer(() => fired.push('a2'), 10);
+    expect(clock.nextDue()).toBe(10);
+    expect(clock.step()).toBe(true);
+    expect([clock.now(), fired]).toEqual([10, ['a1', 'a2']]);
+    expect(clock.nextDue()).toBe(20);
+    clock.step();
+    expect([clock.now(), fired]).toEqual([20, ['a1', 'a2', 'b']]);
+  });
+
+  it('advanceAsync lets an actor run between timers: a self-rearming tick fires each period, advance does not', async () => {
+    const run = async (stepwise: boolean): Promise<number> => {
+      const clock = new SimulatedClock();
+      const system = testSystem({ clock });
+      let ticks = 0;
+      const ref = system.spawn<'tick'>({
+        init: (ctx) => void ctx.sendAfter(10, 'tick'),
+        handle: (ctx) => {
+          ticks++;
+          ctx.sendAfter(10, 'tick');
+        },
+      });
+      await system.settle();
+      if (stepwise) await clock.advanceAsync(100, () => system.settle());
+      else {
+        clock.advance(100);
+        await system.settle();
+      }
+      expect(clock.now()).toBe(100);
+      system.exit(ref, 'kill');
+      return ticks;
+    };
+    expect(await run(true)).toBe(10);
+    expect(await run(false)).toBe(1);
   });
 });

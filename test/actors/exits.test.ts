@@ -186,18 +186,38 @@ describe('terminate', () => {
     expect(terminated).toBe(false);
   });
 
-  it('a terminate that throws does not change the exit reason', async () => {
+  it('OTP gen_server_SUITE: undef_in_terminate — a terminate that throws exits with what it threw', async () => {
     const system = testSystem();
+    const failure = new Error('terminate failed');
     const ref = system.spawn({
       handle(ctx) {
         ctx.stop('shutdown');
       },
       terminate() {
-        throw new Error('terminate failed');
+        throw failure;
       },
     });
     system.send(ref, 'stop');
-    expect(await system.exited(ref)).toBe('shutdown');
+    expect(await system.exited(ref)).toBe(failure);
+  });
+
+  it('an async terminate that rejects exits with the rejection; one that resolves keeps the reason', async () => {
+    const system = testSystem();
+    const failure = new Error('async terminate failed');
+    const failing = system.spawn({
+      handle: (ctx) => ctx.stop('shutdown'),
+      terminate: async () => {
+        await Promise.resolve();
+        throw failure;
+      },
+    });
+    const clean = system.spawn({ handle: (ctx) => ctx.stop('shutdown'), terminate: async () => {} });
+    const failed = system.exited(failing);
+    const cleaned = system.exited(clean);
+    system.send(failing, 'stop');
+    system.send(clean, 'stop');
+    expect(await failed).toBe(failure);
+    expect(await cleaned).toBe('shutdown');
   });
 });
 

@@ -613,14 +613,15 @@ describe('GenServer: stop and terminate', () => {
     expect(terminated).toBe(0);
   });
 
-  it('a terminate that throws still exits with the original reason', async () => {
+  it('OTP gen_server_SUITE: undef_in_terminate — a terminate that throws changes the exit reason to what it threw', async () => {
     const system = testSystem();
+    const failure = new Error('terminate failed');
     class Server extends GenServer {
       override terminate(): void {
-        throw new Error('terminate failed');
+        throw failure;
       }
     }
     const ref = await GenServer.start(system, () => new Server());
-    expect(await GenServer.stop(system, ref, 'shutdown')).toBe('shutdown');
+    expect(await GenServer.stop(system, ref, 'shutdown')).toBe(failure);
   });
 });

@@ -1,4 +1,4 @@
-import type { ActorSystem, ExitReason, Ref } from '../../src/actors/index.js';
+import { isShutdownWith, type ActorSystem, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { GenServer, Supervisor, type ChildSpec, type RestartType, type ShutdownPolicy } from '../../src/behaviours/index.js';
 
 /** How a test makes a child exit: a reason the child stops with, an Error it throws, or an untrappable kill. */
@@ -87,7 +87,8 @@ export function probe(id: string, log: ProbeLog, options: ProbeOptions = {}): Ch
 export function describeReason(reason: ExitReason): string {
   if (typeof reason === 'string') return reason;
   if (reason instanceof Error) return 'error';
-  return `{shutdown,${String(reason.shutdown)}}`;
+  if (isShutdownWith(reason)) return `{shutdown,${String(reason.shutdown)}}`;
+  return String(reason);
 }
 
 /** Makes the child behind `ref` exit with `reason` (from inside, so `normal` works too). */
@@ -108,4 +109,14 @@ export async function crashChild(system: ActorSystem, sup: Ref, id: string, reas
   if (ref === undefined) throw new Error(`child ${id} is not running`);
   crash(system, ref, reason);
   await system.settle();
+}
+
+/** The rejection of `promise` (fails the test if it resolves), typed with a code and OTP's reason. */
+export async function rejection(promise: Promise<unknown>): Promise<Error & { code: string; reason?: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { code: string; reason?: unknown };
+  }
+  throw new Error('expected a rejection');
 }

@@ -6,6 +6,7 @@
 import type { ActionArgs, ActionFunction, DoNotInfer, EventObject, MachineContext, ParameterizedObject } from 'xstate';
 import { CallRequest } from '../../actors/index.js';
 import { hostOf, type StateMachineActor } from './host.js';
+import type { TimeoutOptions } from './timeouts.js';
 
 type Params = ParameterizedObject['params'] | undefined;
 
@@ -88,7 +89,9 @@ export function replyWith<
 
 /**
  * Runs a side effect with the actor: its kernel context (`actor.ctx`) and gen_statem's transition
- * actions. This is the hook for enter actions that must send, call, spawn or monitor.
+ * actions. This is the hook for enter actions that must send, call, spawn or monitor. An async
+ * effect holds the next event until it settles (as an async GenServer callback holds the next
+ * message); a rejection crashes the actor. The machine's state has already changed by then.
  */
 export function effect<
   TContext extends MachineContext,
@@ -96,11 +99,15 @@ export function effect<
   TParams extends Params,
   TEvent extends EventObject,
 >(
-  run: (actor: StateMachineActor, args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) => void,
+  run: (actor: StateMachineActor, args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) => unknown,
 ): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
-  return named('molo.effect', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
-    run(hostOf(args, 'effect()'), args, params),
-  );
+  return named('molo.effect', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) => {
+    const actor = hostOf(args, 'effect()');
+    const result = run(actor, args, params);
+    if (result !== undefined && result !== null && typeof (result as PromiseLike<unknown>).then === 'function') {
+      actor.awaitEffect(result as PromiseLike<unknown>);
+    }
+  });
 }
 
 /** gen_statem `postpone`: keeps the event being handled until the state changes, then retries it. */
@@ -139,11 +146,13 @@ export function stateTimeout<
 >(
   delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
   event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
+  options?: TimeoutOptions,
 ): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
   return named('molo.stateTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
     hostOf(args, 'stateTimeout()').stateTimeout(
       resolve(delayMs, args, params),
       event === undefined ? undefined : resolve(event, args, params),
+      options,
     ),
   );
 }
@@ -160,11 +169,13 @@ export function eventTimeout<
 >(
   delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
   event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
+  options?: TimeoutOptions,
 ): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
   return named('molo.eventTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
     hostOf(args, 'eventTimeout()').eventTimeout(
       resolve(delayMs, args, params),
       event === undefined ? undefined : resolve(event, args, params),
+      options,
     ),
   );
 }
@@ -179,16 +190,38 @@ export function genericTimeout<
   TParams extends Params,
   TEvent extends EventObject,
 >(
-  name: string,
+  name: unknown,
   delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
   event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
+  options?: TimeoutOptions,
 ): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
   return named('molo.genericTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
     hostOf(args, 'genericTimeout()').genericTimeout(
       name,
       resolve(delayMs, args, params),
       event === undefined ? undefined : resolve(event, args, params),
+      options,
     ),
+  );
+}
+
+/**
+ * gen_statem's `{timeout, update, Content}` family: the running timeout of `kind` (for `generic`,
+ * the one named `name`) delivers `event` instead, at the same expiry; with none running, `event`
+ * is delivered as a zero timeout.
+ */
+export function updateTimeout<
+  TContext extends MachineContext,
+  TExpressionEvent extends EventObject,
+  TParams extends Params,
+  TEvent extends EventObject,
+>(
+  kind: 'state' | 'event' | 'generic',
+  event: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
+  name?: unknown,
+): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
+  return named('molo.updateTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
+    hostOf(args, 'updateTimeout()').updateTimeout(kind, resolve(event, args, params), name),
   );
 }
 
@@ -198,7 +231,7 @@ export function cancelTimeout<
   TExpressionEvent extends EventObject,
   TParams extends Params,
   TEvent extends EventObject,
->(name: string): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
+>(name: unknown): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
   return named('molo.cancelTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>) =>
     hostOf(args, 'cancelTimeout()').cancelTimeout(name),
   );

@@ -34,9 +34,11 @@ export interface StateMachineDefinition<TMachine extends AnyStateMachine = AnySt
   readonly logger?: (...args: unknown[]) => void;
 }
 
-export interface StateMachineStartOptions<TInput = unknown> extends Omit<SpawnOptions, 'onStarted'> {
+export interface StateMachineStartOptions<TInput = unknown> extends Omit<SpawnOptions, 'onStarted' | 'parent'> {
   /** The machine's input (`context: ({ input }) => ...`). */
   readonly input?: TInput;
+  /** OTP's start timeout: past it the machine is killed and the start fails with `timeout`. Default: none. */
+  readonly timeoutMs?: number;
 }
 
 export interface ResolvedDefinition {

@@ -1,8 +1,10 @@
 import type { EventObject } from 'xstate';
 import { InsertLimitReached, PostponeLimitReached } from '../errors.js';
+import type { TimeoutFired } from './timeouts.js';
 
 interface Queued {
-  readonly event: EventObject;
+  /** An event, or a zero timeout whose event is claimed when its turn comes (it may be stale by then). */
+  readonly event: EventObject | TimeoutFired;
   /** Came from `nextEvent` (counts against `maxInserted`), not from the postponed list. */
   readonly inserted: boolean;
 }
@@ -63,7 +65,15 @@ export class EventQueue {
     }
   }
 
-  next(): EventObject | undefined {
+  /**
+   * A zero timeout (gen_statem inserts it rather than starting a timer): after every event already
+   * queued, including those the current transition inserts, and before any mailbox message.
+   */
+  appendTimeout(message: TimeoutFired): void {
+    this.#stack.unshift({ event: message, inserted: false });
+  }
+
+  next(): EventObject | TimeoutFired | undefined {
     const queued = this.#stack.pop();
     if (queued === undefined) return undefined;
     if (queued.inserted) this.#insertedWaiting--;

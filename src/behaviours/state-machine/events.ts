@@ -5,11 +5,18 @@ import { CallRequest } from '../../actors/index.js';
 export const STATE_TIMEOUT = 'state_timeout' as const;
 /** Type of the event an event timeout delivers unless it names its own (gen_statem's `timeout`). */
 export const EVENT_TIMEOUT = 'event_timeout' as const;
+/** Type of the event a generic timeout with a non-string name delivers unless it names its own; `name` carries the name. */
+export const GENERIC_TIMEOUT = 'generic_timeout' as const;
 /** Type of the event a message that is not an event object becomes (gen_statem's `info`). */
 export const INFO_EVENT = 'molo.info' as const;
 
 export interface StateTimeoutEvent {
   readonly type: typeof STATE_TIMEOUT;
+}
+
+export interface GenericTimeoutEvent<Name = unknown> {
+  readonly type: typeof GENERIC_TIMEOUT;
+  readonly name: Name;
 }
 
 export interface EventTimeoutEvent {

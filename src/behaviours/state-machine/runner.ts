@@ -12,9 +12,9 @@ import { InvalidStateMachineDefinition, NotInTransition, UnsupportedMachineFeatu
 import { StopRequest } from '../stop-request.js';
 import type { ResolvedDefinition } from './definition.js';
 import { EventQueue } from './event-queue.js';
-import { EVENT_TIMEOUT, isEventObject, sameStateValue, STATE_TIMEOUT, toMachineEvent } from './events.js';
+import { EVENT_TIMEOUT, GENERIC_TIMEOUT, isEventObject, sameStateValue, STATE_TIMEOUT, toMachineEvent } from './events.js';
 import { bindHost, type StateMachineActor } from './host.js';
-import { TimeoutFired, Timeouts } from './timeouts.js';
+import { TimeoutFired, Timeouts, type TimeoutOptions } from './timeouts.js';
 import { createMachineScope, type MachineScope } from './xstate-scope.js';
 
 /** Inserted and postponed events handled in one turn before the actor yields to the event loop. */
@@ -52,6 +52,8 @@ export class StateMachineRunner implements ActorBehaviour<unknown>, StateMachine
   #inTransition = false;
   #postponing = false;
   #stopping = false;
+  /** Promises of async effects run by the current transition: the next event waits for them. */
+  #pending: PromiseLike<unknown>[] = [];
 
   constructor(
     readonly definition: ResolvedDefinition,
@@ -71,7 +73,7 @@ export class StateMachineRunner implements ActorBehaviour<unknown>, StateMachine
 
   init(ctx: ActorContext): void | PromiseLike<void> {
     this.#ctx = ctx;
-    this.#timeouts = new Timeouts(ctx);
+    this.#timeouts = new Timeouts(ctx, (message) => this.#queue.appendTimeout(message));
     this.#scope = createMachineScope({
       ctx,
       timeouts: this.#timeouts,
@@ -158,14 +160,30 @@ export class StateMachineRunner implements ActorBehaviour<unknown>, StateMachine
     if (snapshot.status === 'done') this.stop('normal');
   }
 
-  /** Handles inserted and postponed events; yields to the event loop every EVENTS_PER_TURN. */
+  /**
+   * Handles inserted, postponed and zero-timeout events; waits for the async effects of each
+   * transition before the next event (as a GenServer's async callback holds its next message);
+   * yields to the event loop every EVENTS_PER_TURN.
+   */
   #drain(): void | Promise<void> {
-    for (let budget = EVENTS_PER_TURN; !this.#stopping && this.#queue.length > 0; budget--) {
-      if (budget === 0) {
-        const ctx = this.ctx;
-        return yieldToEventLoop().then(() => (ctx.system.isAlive(ctx.self) ? this.#drain() : undefined));
+    const ctx = this.ctx;
+    const again = (): void | Promise<void> => (ctx.system.isAlive(ctx.self) ? this.#drain() : undefined);
+    for (let budget = EVENTS_PER_TURN; ; budget--) {
+      if (this.#pending.length > 0) {
+        const pending = this.#pending;
+        this.#pending = [];
+        return Promise.all(pending).then(again);
       }
-      this.#transition(this.#queue.next()!);
+      if (this.#stopping || this.#queue.length === 0) return;
+      if (budget === 0) return yieldToEventLoop().then(again);
+      const next = this.#queue.next()!;
+      if (next instanceof TimeoutFired) {
+        // A zero timeout: stale if cancelled, replaced, or (an event timeout) beaten by another event.
+        const event = this.#timeouts.claim(next);
+        if (event !== undefined) this.#transition(event);
+      } else {
+        this.#transition(next);
+      }
     }
   }
 
@@ -193,23 +211,31 @@ export class StateMachineRunner implements ActorBehaviour<unknown>, StateMachine
     this.#queue.insert(checkEvent('nextEvent()', event));
   }
 
-  stateTimeout<E extends EventObject>(delayMs: number, event?: E): void {
-    this.#timeouts.setState(delayMs, event === undefined ? { type: STATE_TIMEOUT } : checkEvent('stateTimeout()', event));
+  stateTimeout<E extends EventObject>(delayMs: number, event?: E, options?: TimeoutOptions): void {
+    this.#timeouts.setState(delayMs, event === undefined ? { type: STATE_TIMEOUT } : checkEvent('stateTimeout()', event), options);
   }
 
-  eventTimeout<E extends EventObject>(delayMs: number, event?: E): void {
-    this.#timeouts.setEvent(delayMs, event === undefined ? { type: EVENT_TIMEOUT } : checkEvent('eventTimeout()', event));
+  eventTimeout<E extends EventObject>(delayMs: number, event?: E, options?: TimeoutOptions): void {
+    this.#timeouts.setEvent(delayMs, event === undefined ? { type: EVENT_TIMEOUT } : checkEvent('eventTimeout()', event), options);
   }
 
-  genericTimeout<E extends EventObject>(name: string, delayMs: number, event?: E): void {
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new InvalidStateMachineDefinition('genericTimeout()', 'name must be a non-empty string');
+  genericTimeout<E extends EventObject>(name: unknown, delayMs: number, event?: E, options?: TimeoutOptions): void {
+    if (name === undefined || name === '') {
+      throw new InvalidStateMachineDefinition('genericTimeout()', 'name must be a value other than undefined and the empty string', name);
     }
-    this.#timeouts.setGeneric(name, delayMs, event === undefined ? { type: name } : checkEvent('genericTimeout()', event));
+    this.#timeouts.setGeneric(name, delayMs, event === undefined ? defaultGenericEvent(name) : checkEvent('genericTimeout()', event), options);
   }
 
-  cancelTimeout(name: string): void {
+  updateTimeout<E extends EventObject>(kind: 'state' | 'event' | 'generic', event: E, name?: unknown): void {
+    this.#timeouts.update(kind, name, checkEvent('updateTimeout()', event));
+  }
+
+  cancelTimeout(name: unknown): void {
     this.#timeouts.cancelGeneric(name);
+  }
+
+  awaitEffect(settling: PromiseLike<unknown>): void {
+    this.#pending.push(settling);
   }
 
   cancelStateTimeout(): void {
@@ -221,6 +247,11 @@ export class StateMachineRunner implements ActorBehaviour<unknown>, StateMachine
     this.#stopping = true;
     this.ctx.stop(reason);
   }
+}
+
+/** A generic timeout's event when none is given: `{ type: name }` for a string name, else `{ type: 'generic_timeout', name }`. */
+function defaultGenericEvent(name: unknown): EventObject {
+  return typeof name === 'string' ? { type: name } : ({ type: GENERIC_TIMEOUT, name } as EventObject);
 }
 
 function checkEvent(action: string, event: EventObject): EventObject {
