@@ -13,8 +13,8 @@ export interface SupervisorSpec {
   readonly periodMs?: number;
   /** Children at most; default {@link DEFAULT_MAX_CHILDREN}. */
   readonly maxChildren?: number;
-  /** Started in order, stopped in reverse; for `simple_one_for_one`, exactly one template. */
-  readonly children?: readonly ChildSpec[];
+  /** Required (OTP), `[]` for none. Started in order, stopped in reverse; for `simple_one_for_one`, exactly one template. */
+  readonly children: readonly ChildSpec[];
 }
 
 export const DEFAULT_INTENSITY = 1;

@@ -109,6 +109,7 @@ async function ask<T>(system: ActorRuntime, supervisor: Ref | string, request: S
 }
 
 function resolveSupervisorSpec(spec: SupervisorSpec, parent: Ref | undefined): SupervisorSettings {
+  if (spec === null || typeof spec !== 'object') throw new InvalidSupervisorSpec('spec', 'must be an object with a children list');
   const strategy = spec.strategy ?? 'one_for_one';
   if (!['one_for_one', 'one_for_all', 'rest_for_one', 'simple_one_for_one'].includes(strategy)) {
     throw new InvalidSupervisorSpec('strategy', `unknown strategy ${String(strategy)}`);
@@ -123,7 +124,9 @@ function resolveSupervisorSpec(spec: SupervisorSpec, parent: Ref | undefined): S
   if (!Number.isInteger(maxChildren) || maxChildren < 1 || maxChildren > MAX_CHILDREN_CAP) {
     throw new InvalidSupervisorSpec('maxChildren', `must be an integer in 1..${MAX_CHILDREN_CAP}, got ${maxChildren}`);
   }
-  const children = (spec.children ?? []).map(resolveChildSpec);
+  // OTP's supervisor requires the list (it may be empty): a missing one is a mistake, not "no children".
+  if (!Array.isArray(spec.children)) throw new InvalidSupervisorSpec('children', 'required: a list of child specs ([] for none)');
+  const children = spec.children.map(resolveChildSpec);
   if (strategy === 'simple_one_for_one' && children.length !== 1) {
     throw new InvalidSupervisorSpec('children', 'simple_one_for_one takes exactly one child spec (the template)');
   }

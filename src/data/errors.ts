@@ -159,11 +159,14 @@ export class OutcomeUnknown extends DbError {
   }
 }
 
-/** Could not open a connection (refused, unreachable, TLS failed, server not ready). */
+/**
+ * Could not open a connection (refused, unreachable, TLS failed, server not ready). Retryable,
+ * except when the server refused the session for a reason that stays (an unknown database, say).
+ */
 export class ConnectFailed extends DbError {
   static override readonly code = DataErrorCode.ConnectFailed;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, true);
+  constructor(message: string, options: DbErrorOptions = {}, retryable = true) {
+    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, retryable);
   }
 }
 
