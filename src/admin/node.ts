@@ -13,6 +13,8 @@ import { programsProvider, type SnapshotProvider } from './snapshot-provider.js'
 export const DEFAULT_SHUTDOWN_DEADLINE_MS = 25_000;
 /** No node may take longer than this to stop gracefully; past it, everything is killed. */
 export const MAX_SHUTDOWN_DEADLINE_MS = 600_000;
+/** Signals this soon after the one that began a stop are copies of it (relayed by npm, tsx), not a request to force. */
+export const REPEAT_SIGNAL_WINDOW_MS = 1_000;
 /** The root supervisor's registered name, unless told otherwise. */
 export const ROOT_NAME = 'root';
 
@@ -171,6 +173,8 @@ class RunningNode implements MoloNode {
   #stop: Promise<NodeStopResult> | undefined;
   /** Ends the graceful phase at once (a second signal). */
   #force: (() => void) | undefined;
+  /** When the signal that began the stop arrived; copies within REPEAT_SIGNAL_WINDOW_MS are not a second one. */
+  #firstSignalAt = 0;
   readonly #onSignal = (signal: NodeJS.Signals): void => this.#signalled(signal);
 
   constructor(
@@ -214,6 +218,11 @@ class RunningNode implements MoloNode {
   }
 
   #signalled(signal: NodeJS.Signals): void {
+    // One Ctrl-C reaches us several times: the terminal signals the whole process group, and npm and
+    // tsx each relay it again (tsx re-sends one its child did not acknowledge within 30 ms). Only a
+    // signal well after the first is a person asking to force the stop.
+    if (this.#stop !== undefined && Date.now() - this.#firstSignalAt < REPEAT_SIGNAL_WINDOW_MS) return;
+    if (this.#stop === undefined) this.#firstSignalAt = Date.now();
     if (this.#stop !== undefined) {
       this.settings.log('warn', 'node.forced', { node: this.system.node, signal });
       this.#force?.();
