@@ -105,72 +105,78 @@ export function parsePostgresUrl(text: string, option = 'pg.url'): Fields {
   const ssl: SslFiles = {};
   for (const [key, value] of url.searchParams) {
     if (!URL_PARAMS.has(key)) throw new InvalidDataConfig(`${option} parameter ${key}`, `unknown; known: ${[...URL_PARAMS].join(', ')}`);
-    switch (key) {
-      case 'host':
-      case 'hostaddr':
-        out.host = value;
-        break;
-      case 'port':
-        out.port = portNumber(value, `${option} parameter port`);
-        break;
-      case 'user':
-        out.user = value;
-        break;
-      case 'password':
-        out.password = value;
-        break;
-      case 'dbname':
-        out.database = value;
-        break;
-      case 'application_name':
-        out.applicationName = value;
-        break;
-      case 'connect_timeout':
-        out.connectTimeoutMs = seconds(value, `${option} parameter connect_timeout`);
-        break;
-      case 'sslmode':
-        ssl.mode = sslMode(value, `${option} parameter sslmode`);
-        break;
-      case 'sslrootcert':
-        ssl.rootcert = value;
-        break;
-      case 'sslcert':
-        ssl.cert = value;
-        break;
-      case 'sslkey':
-        ssl.key = value;
-        break;
-    }
+    applyKeyword(out, ssl, key, value, `${option} parameter ${key}`);
   }
   const tls = sslOptions(ssl, option);
   if (tls !== undefined) out.ssl = tls;
   return out;
 }
 
+/** libpq's environment variables and the connection keyword each stands for. */
+const ENV_KEYWORDS: readonly (readonly [string, string])[] = [
+  ['PGHOST', 'host'],
+  ['PGPORT', 'port'],
+  ['PGUSER', 'user'],
+  ['PGPASSWORD', 'password'],
+  ['PGDATABASE', 'dbname'],
+  ['PGAPPNAME', 'application_name'],
+  ['PGCONNECT_TIMEOUT', 'connect_timeout'],
+  ['PGSSLMODE', 'sslmode'],
+  ['PGSSLROOTCERT', 'sslrootcert'],
+  ['PGSSLCERT', 'sslcert'],
+  ['PGSSLKEY', 'sslkey'],
+];
+
 function fromEnvironment(env: Readonly<Record<string, string | undefined>>): Fields {
   const out: Fields = {};
-  const get = (name: string): string | undefined => {
+  const ssl: SslFiles = {};
+  for (const [name, keyword] of ENV_KEYWORDS) {
     const value = env[name];
-    return value === undefined || value === '' ? undefined : value;
-  };
-  const host = get('PGHOST');
-  if (host !== undefined) out.host = host;
-  const port = get('PGPORT');
-  if (port !== undefined) out.port = portNumber(port, 'PGPORT');
-  const user = get('PGUSER');
-  if (user !== undefined) out.user = user;
-  const password = get('PGPASSWORD');
-  if (password !== undefined) out.password = password;
-  const database = get('PGDATABASE');
-  if (database !== undefined) out.database = database;
-  const app = get('PGAPPNAME');
-  if (app !== undefined) out.applicationName = app;
-  const timeout = get('PGCONNECT_TIMEOUT');
-  if (timeout !== undefined) out.connectTimeoutMs = seconds(timeout, 'PGCONNECT_TIMEOUT');
-  const mode = get('PGSSLMODE');
-  const tls = sslOptions({ mode: mode === undefined ? undefined : sslMode(mode, 'PGSSLMODE'), rootcert: get('PGSSLROOTCERT'), cert: get('PGSSLCERT'), key: get('PGSSLKEY') }, 'PGSSL*');
+    if (value !== undefined && value !== '') applyKeyword(out, ssl, keyword, value, name);
+  }
+  const tls = sslOptions(ssl, 'PGSSL*');
   if (tls !== undefined) out.ssl = tls;
   return out;
+}
+
+/** One libpq connection keyword (from a URL parameter or a variable) onto the config, or the TLS files. */
+function applyKeyword(out: Fields, ssl: SslFiles, keyword: string, value: string, option: string): void {
+  switch (keyword) {
+    case 'host':
+    case 'hostaddr':
+      out.host = value;
+      return;
+    case 'port':
+      out.port = portNumber(value, option);
+      return;
+    case 'user':
+      out.user = value;
+      return;
+    case 'password':
+      out.password = value;
+      return;
+    case 'dbname':
+      out.database = value;
+      return;
+    case 'application_name':
+      out.applicationName = value;
+      return;
+    case 'connect_timeout':
+      out.connectTimeoutMs = seconds(value, option);
+      return;
+    case 'sslmode':
+      ssl.mode = sslMode(value, option);
+      return;
+    case 'sslrootcert':
+      ssl.rootcert = value;
+      return;
+    case 'sslcert':
+      ssl.cert = value;
+      return;
+    case 'sslkey':
+      ssl.key = value;
+      return;
+  }
 }
 
 interface SslFiles {
