@@ -216,7 +216,9 @@ export class AcquireTimeout extends DbError {
     readonly timeoutMs: number,
     options: DbErrorOptions = {},
   ) {
-    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)`, options, DataErrorCode.AcquireTimeout, true);
+    // A pool that could not open another connection says why: that is usually the whole story.
+    const last = options.cause instanceof Error ? `; last connect attempt failed: ${options.cause.message}` : '';
+    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)${last}`, options, DataErrorCode.AcquireTimeout, true);
   }
 }
 

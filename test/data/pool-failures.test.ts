@@ -7,7 +7,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ActorSystem } from '../../src/actors/index.js';
-import { AuthFailed, ConnectFailed, DbError, InvalidDataConfig, PoolClosed } from '../../src/data/index.js';
+import { AcquireTimeout, AuthFailed, ConnectFailed, DbError, InvalidDataConfig, PoolClosed } from '../../src/data/index.js';
 import { createPostgresPool, type PostgresDatabase, type PostgresPoolConfig } from '../../src/data/postgres.js';
 import { startCluster, type Cluster } from '../support/pg-cluster.js';
 import { freshDatabase, PG_HOST, PG_PORT, PG_USER, type FreshDatabase } from '../support/pg.js';
@@ -97,6 +97,32 @@ describe('pool failures that say why', () => {
       await db.close();
       proxy.close();
     }
+  });
+
+  it('a busy pool that cannot open another connection says why in its AcquireTimeout', async () => {
+    system = testSystem();
+    const { createConnection } = await import('node:net');
+    const proxy = createServer((client) => {
+      const upstream = createConnection(PG_PORT, PG_HOST);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    const db = await open({ host: '127.0.0.1', port, user: PG_USER, database: fresh.database, env: false, min: 1, max: 2, acquireTimeoutMs: 500, reconnectInitialMs: 20 });
+    await db.ready();
+    // The server "goes away" for new connections; the open one keeps working.
+    proxy.close();
+    let release!: () => void;
+    const held = db.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { error } = await timedRejection(db.transaction(async () => 1));
+    expect(error).toBeInstanceOf(AcquireTimeout);
+    expect((error as Error).message).toMatch(/no connection within 500 ms \(pool\.acquireTimeoutMs\); last connect attempt failed: connect failed: connect ECONNREFUSED/);
+    release();
+    await held;
+    await db.close();
   });
 
   it('a missing database fails at once (not retryable), and ready() on a closed pool says PoolClosed', async () => {
