@@ -4,7 +4,7 @@
  * SCRAM cluster). Before: each surfaced as AcquireTimeout after 5 s with the reason two causes
  * deep; now the reason is the error's own code and message, and what no retry fixes fails at once.
  */
-import { createServer, type AddressInfo } from 'node:net';
+import { createConnection, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ActorSystem } from '../../src/actors/index.js';
 import { AcquireTimeout, AuthFailed, ConnectFailed, DbError, InvalidDataConfig, PoolClosed } from '../../src/data/index.js';
@@ -58,6 +58,16 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A TCP server that forwards each connection to the machine's Postgres (not listening yet). */
+function forwarder(): Server {
+  return createServer((client) => {
+    const upstream = createConnection(PG_PORT, PG_HOST);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+}
+
 describe('pool failures that say why', () => {
   it('a server that is down: the query fails with ConnectFailed naming the refusal, and ready() says it too', async () => {
     system = testSystem();
@@ -80,13 +90,7 @@ describe('pool failures that say why', () => {
     const port = await closedPort();
     const db = await open({ host: '127.0.0.1', port, user: 'postgres', env: false, reconnectInitialMs: 20, reconnectMaxMs: 50 });
     // A stand-in that forwards to the real server: "the server comes up" without restarting it.
-    const { createConnection } = await import('node:net');
-    const proxy = createServer((client) => {
-      const upstream = createConnection(PG_PORT, PG_HOST);
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
+    const proxy = forwarder();
     const waiting = db.ready({ timeoutMs: 20_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
@@ -101,13 +105,7 @@ describe('pool failures that say why', () => {
 
   it('a busy pool that cannot open another connection says why in its AcquireTimeout', async () => {
     system = testSystem();
-    const { createConnection } = await import('node:net');
-    const proxy = createServer((client) => {
-      const upstream = createConnection(PG_PORT, PG_HOST);
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
+    const proxy = forwarder();
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const port = (proxy.address() as AddressInfo).port;
     const db = await open({ host: '127.0.0.1', port, user: PG_USER, database: fresh.database, env: false, min: 1, max: 2, acquireTimeoutMs: 500, reconnectInitialMs: 20 });
