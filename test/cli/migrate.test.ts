@@ -9,6 +9,7 @@ import { freshDatabase, PG_HOST, PG_PORT, PG_USER, psql, type FreshDatabase } fr
 import { runScript } from '../support/run-script.js';
 import { tempDir } from '../data/orm/schema-support.js';
 
+// Every case spawns `molo` through tsx several times: 5-10 s each on a loaded machine, hence 180 s per test.
 const molo = (args: string[], env: Record<string, string> = {}) => runScript('src/cli/molo.ts', { args: ['migrate', ...args], env: { MOLO_DATABASE_URL: '', DATABASE_URL: '', ...env }, timeoutMs: 60_000 });
 
 describe('molo migrate', () => {
@@ -58,7 +59,7 @@ describe('molo migrate', () => {
     const changed = await molo(['status', '--dir', migrations, '--sqlite', file]);
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/^CHANGED {2}0001_create_users {2}file edited after it was applied/m);
-  }, 60_000);
+  }, 180_000);
 
   describe('on Postgres', () => {
     let fresh: FreshDatabase;
@@ -79,7 +80,7 @@ describe('molo migrate', () => {
       const status = await molo(['status', '--dir', migrations], { MOLO_DATABASE_URL: url });
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(/^applied {2}0001_items {2}\d{4}-/);
-    }, 60_000);
+    }, 180_000);
   });
 
   it('a database it cannot use prints the real reason: server down, missing database, malformed URL', async () => {
@@ -93,7 +94,7 @@ describe('molo migrate', () => {
     expect(malformed.code).toBe(1);
     expect(malformed.stderr).toMatch(/^molo migrate: DB_INVALID_CONFIG: invalid pg\.url parameter sslmode: "maybe" is not one of disable, allow/);
     expect(malformed.stderr).not.toMatch(/s3cret/);
-  }, 60_000);
+  }, 180_000);
 
   it('usage errors exit 2 and print the usage', async () => {
     const none = await molo(['status', '--dir', migrations]);
@@ -106,5 +107,5 @@ describe('molo migrate', () => {
     const noName = await molo(['new', '--dir', migrations]);
     expect(noName.code).toBe(2);
     expect(readdirSync(dir.path)).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });
