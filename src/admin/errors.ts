@@ -18,6 +18,10 @@ export const AdminErrorCode = {
   Unreachable: 'ADMIN_UNREACHABLE',
   BadResponse: 'ADMIN_BAD_RESPONSE',
   Usage: 'ADMIN_USAGE',
+  HostRefused: 'ADMIN_HOST_REFUSED',
+  Unauthorized: 'ADMIN_UNAUTHORIZED',
+  TokenRequired: 'ADMIN_TOKEN_REQUIRED',
+  Overloaded: 'ADMIN_OVERLOADED',
 } as const;
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
@@ -111,6 +115,38 @@ export class MetricsFailed extends MoloError {
   static readonly code = AdminErrorCode.MetricsFailed;
   constructor(cause: unknown) {
     super(AdminErrorCode.MetricsFailed, `metrics source failed: ${describeCause(cause)}`, { cause });
+  }
+}
+
+/** HTTP: the `Host` header names neither the bound address nor a configured name (DNS rebinding); 421. */
+export class AdminHostRefused extends MoloError {
+  static readonly code = AdminErrorCode.HostRefused;
+  constructor(readonly hostHeader: string) {
+    super(AdminErrorCode.HostRefused, `host ${JSON.stringify(hostHeader.slice(0, 100))} is not this admin surface's address or one of admin.allowedHosts`);
+  }
+}
+
+/** HTTP: the surface has a token and the request did not carry it (`authorization: Bearer <token>`); 401. */
+export class AdminUnauthorized extends MoloError {
+  static readonly code = AdminErrorCode.Unauthorized;
+  constructor() {
+    super(AdminErrorCode.Unauthorized, 'missing or wrong admin token (authorization: Bearer <admin.token>)');
+  }
+}
+
+/** startNode/startAdminHttp: a non-loopback bind without `token`; the surface is refused, not merely logged. */
+export class AdminTokenRequired extends MoloError {
+  static readonly code = AdminErrorCode.TokenRequired;
+  constructor(readonly host: string) {
+    super(AdminErrorCode.TokenRequired, `refusing to serve the admin surface on ${host} without admin.token: only loopback binds may go without one`);
+  }
+}
+
+/** HTTP: `admin.maxRequests` non-probe requests are in progress; probes are not counted and still answer. 503. */
+export class AdminOverloaded extends MoloError {
+  static readonly code = AdminErrorCode.Overloaded;
+  constructor(readonly maxRequests: number) {
+    super(AdminErrorCode.Overloaded, `${maxRequests} admin requests in progress (admin.maxRequests); probes still answer`);
   }
 }
 

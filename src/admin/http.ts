@@ -8,37 +8,71 @@ import {
   AdminListenFailed,
   AdminMethodNotAllowed,
   AdminNotFound,
+  AdminOverloaded,
   AdminUnavailable,
   MetricsFailed,
 } from './errors.js';
+import { guardConnections } from './connection-guard.js';
+import { requestGuard, type RequestGuard } from './request-guard.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
 export const DEFAULT_ADMIN_PORT = 9710;
-/** Concurrent connections the admin surface accepts; it is for operators, not for traffic. */
+/** Sockets the admin surface keeps open at most (default); at the cap a new one evicts the oldest idle one. */
 export const MAX_ADMIN_CONNECTIONS = 64;
+export const MAX_ADMIN_CONNECTIONS_CAP = 1_024;
+/** A connection must send a whole request head within this long of connecting (or of its last answer). */
+export const DEFAULT_ADMIN_HEADER_TIMEOUT_MS = 5_000;
+/** Non-probe requests (tree, processes, metrics) in progress at most; probes are not counted. */
+export const DEFAULT_ADMIN_MAX_REQUESTS = 16;
 export const DEFAULT_ADMIN_REQUEST_TIMEOUT_MS = 20_000;
+/** How long `/readyz` waits on the admin actor: a kubelet's probe timeout is 1 s by default. */
+export const PROBE_TIMEOUT_MS = 2_000;
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** The read-only endpoints, all GET. */
-export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health'] as const;
+export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health', '/livez', '/readyz'] as const;
 export type AdminEndpoint = (typeof ADMIN_ENDPOINTS)[number];
+/** What the ops port serves: probes and metrics, never the tree. */
+export const OPS_ENDPOINTS: readonly AdminEndpoint[] = ['/metrics', '/health', '/livez', '/readyz'];
+/** Probes: answered without a token and outside the request cap, so saturation cannot fail them. */
+const PROBES: ReadonlySet<AdminEndpoint> = new Set(['/health', '/livez', '/readyz']);
 
 /** Produces the Prometheus text exposition (`metricsText()` of src/telemetry, for one). */
 export type MetricsSource = () => string | Promise<string>;
+
+/** A second listener for `/metrics` and the probes, so Prometheus and the kubelet need not reach the tree. */
+export interface OpsListenOptions {
+  /** Default: the admin host. May be non-loopback without a token: it serves no tree. */
+  readonly host?: string;
+  /** 0 for an ephemeral port. */
+  readonly port: number;
+}
 
 export interface AdminHttpOptions {
   /** Where the admin actor lives; the HTTP surface only ever talks to it by calls. */
   readonly runtime: ActorRuntime;
   readonly admin?: Ref | string;
-  /** Default 127.0.0.1 (loopback): the surface has no authentication of its own. */
+  /** Default 127.0.0.1 (loopback). Any other address requires `token` (AdminTokenRequired otherwise). */
   readonly host?: string;
   /** Default {@link DEFAULT_ADMIN_PORT}; 0 for an ephemeral port. */
   readonly port?: number;
+  /** Required off loopback (at least 16 characters): every endpoint but the probes then needs `authorization: Bearer <token>`. */
+  readonly token?: string;
+  /** Names besides the bound address (and loopback names, and any IP literal) that a `Host` header may carry; `*` for any. */
+  readonly allowedHosts?: readonly string[];
   /** Default: a minimal text with `molo_actors_alive` and `molo_root_supervisor_up`. */
   readonly metrics?: MetricsSource;
   /** How long one request may wait on the admin actor; default 20 s. */
   readonly requestTimeoutMs?: number;
+  /** Per connection: a whole request head within this long (default 5 s, 100 ms .. 60 s). */
+  readonly headerTimeoutMs?: number;
+  /** Open sockets at most, per listener (default 64, at most 1,024); the oldest idle one is evicted for a new one. */
+  readonly maxConnections?: number;
+  /** Non-probe requests in progress at most (default 16, or half of `maxConnections` if less); more get 503 ADMIN_OVERLOADED. */
+  readonly maxRequests?: number;
+  /** A separate listener for `/metrics` and the probes. */
+  readonly ops?: OpsListenOptions;
 }
 
 export interface AdminHttpServer {
@@ -46,6 +80,8 @@ export interface AdminHttpServer {
   readonly url: string;
   readonly host: string;
   readonly port: number;
+  /** The ops listener's URL, when `ops` was given. */
+  readonly opsUrl: string | undefined;
   /** Stops listening and drops open connections; resolves once the server is closed. */
   close(): Promise<void>;
 }
@@ -55,9 +91,20 @@ interface HttpSettings {
   readonly admin: Ref | string;
   readonly metrics: MetricsSource | undefined;
   readonly requestTimeoutMs: number;
+  readonly maxRequests: number;
 }
 
-/** Starts the HTTP admin surface (node:http): JSON snapshots, Prometheus text and health, GET only. */
+interface Listener {
+  readonly endpoints: readonly AdminEndpoint[];
+  readonly guard: RequestGuard;
+  /** Non-probe requests in progress on this listener. */
+  inFlight: number;
+}
+
+/**
+ * Starts the HTTP admin surface (node:http): JSON snapshots, Prometheus text and probes, GET only;
+ * and, with `ops`, a second listener for metrics and probes alone.
+ */
 export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHttpServer> {
   const host = options.host ?? DEFAULT_ADMIN_HOST;
   if (typeof host !== 'string' || host.length === 0) throw new AdminInvalidOption('admin.host', 'must be a non-empty string');
@@ -65,28 +112,69 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   checkInteger('admin.port', port, 0, 65_535);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_ADMIN_REQUEST_TIMEOUT_MS;
   checkInteger('admin.requestTimeoutMs', requestTimeoutMs, 1, 120_000);
+  const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_ADMIN_HEADER_TIMEOUT_MS;
+  checkInteger('admin.headerTimeoutMs', headerTimeoutMs, 100, 60_000);
+  const maxConnections = options.maxConnections ?? MAX_ADMIN_CONNECTIONS;
+  checkInteger('admin.maxConnections', maxConnections, 2, MAX_ADMIN_CONNECTIONS_CAP);
+  // Below the connection budget, so probes always find room beside the tree requests.
+  const maxRequests = options.maxRequests ?? Math.min(DEFAULT_ADMIN_MAX_REQUESTS, Math.floor(maxConnections / 2));
+  checkInteger('admin.maxRequests', maxRequests, 1, maxConnections - 1);
   if (options.metrics !== undefined && typeof options.metrics !== 'function') {
     throw new AdminInvalidOption('metrics', 'must be a function returning the Prometheus text');
   }
-  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs };
+  const ops = options.ops;
+  if (ops !== undefined && (ops === null || typeof ops !== 'object')) throw new AdminInvalidOption('admin.ops', 'must be { host?, port }');
+  const opsHost = ops?.host ?? host;
+  if (ops !== undefined) {
+    if (typeof opsHost !== 'string' || opsHost.length === 0) throw new AdminInvalidOption('admin.ops.host', 'must be a non-empty string');
+    checkInteger('admin.ops.port', ops.port, 0, 65_535);
+  }
+  // Checked before anything listens: a refused configuration leaves nothing open.
+  const mainGuard = requestGuard({ host, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: true });
+  const opsGuard = ops === undefined ? undefined : requestGuard({ host: opsHost, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: false });
+  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs, maxRequests };
+  const limits = { headerTimeoutMs, maxConnections };
+  const main = await serve(settings, { endpoints: ADMIN_ENDPOINTS, guard: mainGuard, inFlight: 0 }, host, port, limits);
+  let opsServer: Server | undefined;
+  if (opsGuard !== undefined) {
+    try {
+      opsServer = await serve(settings, { endpoints: OPS_ENDPOINTS, guard: opsGuard, inFlight: 0 }, opsHost, ops!.port, limits);
+    } catch (error) {
+      await closeServer(main);
+      throw error;
+    }
+  }
+  const bound = (main.address() as AddressInfo).port;
+  return {
+    url: urlOf(host, bound),
+    host,
+    port: bound,
+    opsUrl: opsServer === undefined ? undefined : urlOf(opsHost, (opsServer.address() as AddressInfo).port),
+    close: async () => {
+      await Promise.all([closeServer(main), opsServer === undefined ? undefined : closeServer(opsServer)]);
+    },
+  };
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+async function serve(settings: HttpSettings, listener: Listener, host: string, port: number, limits: { headerTimeoutMs: number; maxConnections: number }): Promise<Server> {
   const server = createServer((request, response) => {
-    handle(settings, request, response).catch((error: unknown) => {
+    handle(settings, listener, request, response).catch((error: unknown) => {
       // handle() answers every error itself; this is the last line, for a failure while answering.
       if (!response.headersSent) sendJson(response, 500, errorBody(error));
       else response.destroy();
     });
   });
-  server.maxConnections = MAX_ADMIN_CONNECTIONS;
-  server.requestTimeout = requestTimeoutMs + 5_000;
-  server.headersTimeout = 10_000;
+  // The guard enforces the connection budget and header deadline itself (Node's checks are too coarse).
+  guardConnections(server, limits);
+  server.requestTimeout = settings.requestTimeoutMs + 5_000;
+  server.headersTimeout = limits.headerTimeoutMs;
+  server.keepAliveTimeout = Math.min(5_000, limits.headerTimeoutMs);
   await listen(server, host, port);
-  const bound = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
-    host,
-    port: bound,
-    close: () => closeServer(server),
-  };
+  return server;
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {
@@ -112,19 +200,46 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-async function handle(settings: HttpSettings, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(settings: HttpSettings, listener: Listener, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  try {
+    listener.guard.checkHost(request);
+  } catch (error) {
+    // 421 Misdirected Request: this server is not the one the name points at.
+    sendJson(response, 421, errorBody(error));
+    return;
+  }
   const path = new URL(request.url ?? '/', 'http://admin').pathname;
   if (request.method !== 'GET') {
     response.setHeader('allow', 'GET');
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
     return;
   }
-  const endpoint = ADMIN_ENDPOINTS.find((candidate) => candidate === path);
+  const endpoint = listener.endpoints.find((candidate) => candidate === path);
   if (endpoint === undefined) {
     sendJson(response, 404, errorBody(new AdminNotFound(path)));
     return;
   }
-  await route(settings, endpoint, response);
+  if (PROBES.has(endpoint)) {
+    await route(settings, endpoint, response);
+    return;
+  }
+  try {
+    listener.guard.checkToken(request);
+  } catch (error) {
+    response.setHeader('www-authenticate', 'Bearer');
+    sendJson(response, 401, errorBody(error));
+    return;
+  }
+  if (listener.inFlight >= settings.maxRequests) {
+    sendJson(response, 503, errorBody(new AdminOverloaded(settings.maxRequests)));
+    return;
+  }
+  listener.inFlight++;
+  try {
+    await route(settings, endpoint, response);
+  } finally {
+    listener.inFlight--;
+  }
 }
 
 async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse): Promise<void> {
@@ -142,6 +257,16 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
         sendJson(response, report.status === 'ok' ? 200 : 503, report);
         return;
       }
+      case '/livez':
+        // The node runs: this process answers. Nothing else is asked, so a busy tree cannot fail it.
+        sendJson(response, 200, { status: 'ok' });
+        return;
+      case '/readyz': {
+        // Started and not draining: what the admin actor knows, asked with a probe's patience.
+        const report = await Admin.health(runtime, admin, Math.min(requestTimeoutMs, PROBE_TIMEOUT_MS));
+        sendJson(response, report.status === 'ok' ? 200 : 503, { status: report.status });
+        return;
+      }
       case '/metrics':
         await sendMetrics(settings, response);
         return;
@@ -151,7 +276,7 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
       }
     }
   } catch (error) {
-    if (endpoint === '/health' && error instanceof AdminUnavailable) {
+    if ((endpoint === '/health' || endpoint === '/readyz') && error instanceof AdminUnavailable) {
       sendJson(response, 503, { status: 'down', error: errorBody(error).error });
       return;
     }
@@ -198,6 +323,7 @@ function statusFor(error: unknown): number {
   switch (error.code) {
     case AdminErrorCode.Unavailable:
     case AdminErrorCode.Busy:
+    case AdminErrorCode.Overloaded:
       return 503;
     case AdminErrorCode.NotFound:
       return 404;

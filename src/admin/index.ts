@@ -31,7 +31,10 @@ export {
   ADMIN_ENDPOINTS,
   DEFAULT_ADMIN_HOST,
   DEFAULT_ADMIN_PORT,
+  DEFAULT_ADMIN_HEADER_TIMEOUT_MS,
+  DEFAULT_ADMIN_MAX_REQUESTS,
   MAX_ADMIN_CONNECTIONS,
+  OPS_ENDPOINTS,
   PROMETHEUS_CONTENT_TYPE,
   defaultMetrics,
   startAdminHttp,
@@ -39,7 +42,9 @@ export {
   type AdminHttpOptions,
   type AdminHttpServer,
   type MetricsSource,
+  type OpsListenOptions,
 } from './http.js';
+export { MIN_TOKEN_LENGTH } from './request-guard.js';
 export {
   MAX_TREE_DEPTH,
   SUPERVISOR_BEHAVIOUR,
@@ -62,7 +67,11 @@ export {
   AdminInvalidOption,
   AdminListenFailed,
   AdminMethodNotAllowed,
+  AdminHostRefused,
   AdminNotFound,
+  AdminOverloaded,
+  AdminTokenRequired,
+  AdminUnauthorized,
   AdminUnavailable,
   AdminUnreachable,
   CliUsageError,

@@ -3,12 +3,18 @@ import { Supervisor, type SupervisorSpec } from '../behaviours/index.js';
 import { ProgramSupervisor } from '../behaviours/programs/index.js';
 import { Admin, checkInteger, DEFAULT_SNAPSHOT_TIMEOUT_MS, type AdminOptions } from './admin-actor.js';
 import { AdminInvalidOption, NodeStartFailed } from './errors.js';
-import { startAdminHttp, type AdminHttpServer, type MetricsSource } from './http.js';
+import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
 import { programsProvider, type SnapshotProvider } from './snapshot-provider.js';
 
-export const DEFAULT_SHUTDOWN_DEADLINE_MS = 30_000;
+/**
+ * Below Kubernetes' default `terminationGracePeriodSeconds` (30 s), which SIGKILLs the pod when it
+ * ends: the node must finish (or give up and exit 1) first. Raise both together.
+ */
+export const DEFAULT_SHUTDOWN_DEADLINE_MS = 25_000;
 /** No node may take longer than this to stop gracefully; past it, everything is killed. */
 export const MAX_SHUTDOWN_DEADLINE_MS = 600_000;
+/** Signals this soon after the one that began a stop are copies of it (relayed by npm, tsx), not a request to force. */
+export const REPEAT_SIGNAL_WINDOW_MS = 1_000;
 /** The root supervisor's registered name, unless told otherwise. */
 export const ROOT_NAME = 'root';
 
@@ -20,10 +26,10 @@ export const stderrLog: NodeLog = (level, event, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), event, ...fields })}\n`);
 };
 
-export interface AdminSurfaceOptions {
+export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'ops'> {
   /** Default 9710; 0 picks a free port (read it from `adminUrl`). */
   readonly port?: number;
-  /** Default 127.0.0.1. The surface has no authentication: bind elsewhere only behind one. */
+  /** Default 127.0.0.1. Any other address needs `token` (startNode rejects with ADMIN_TOKEN_REQUIRED). */
   readonly host?: string;
 }
 
@@ -47,7 +53,7 @@ export interface NodeOptions {
   readonly snapshotProviders?: readonly SnapshotProvider[];
   /** Snapshot options of the admin actor (cap, timeouts). */
   readonly snapshot?: Pick<AdminOptions, 'maxSnapshotBytes' | 'callTimeoutMs' | 'snapshotTimeoutMs'>;
-  /** How long a graceful stop may take before everything is killed; default 30 s, at most 10 min. */
+  /** How long a graceful stop may take before everything is killed; default 25 s (below Kubernetes' 30 s grace), at most 10 min. */
   readonly shutdownDeadlineMs?: number;
   /** Stop gracefully on SIGTERM and SIGINT; default true. A second signal while stopping forces the stop. */
   readonly signals?: boolean;
@@ -83,6 +89,8 @@ export interface MoloNode {
   readonly admin: Ref;
   /** `http://127.0.0.1:PORT`; undefined when started with `admin: false`. */
   readonly adminUrl: string | undefined;
+  /** The ops listener (`/metrics` and probes), when `admin.ops` was given. */
+  readonly opsUrl: string | undefined;
   readonly stopping: boolean;
   /**
    * Graceful stop: the root supervisor stops its children in reverse start order, each within its
@@ -102,8 +110,6 @@ interface NodeSettings {
   readonly onRootExit: 'keep' | 'stop';
   readonly log: NodeLog;
 }
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /**
  * Starts a node: the actor system (unless given one), the admin actor (registered as `admin`), the
@@ -135,8 +141,7 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
       http = await startAdminHttp({
         runtime: system,
         admin,
-        host: options.admin?.host,
-        port: options.admin?.port,
+        ...options.admin,
         metrics: options.metrics,
         // A request waits for a whole tree walk, plus slack.
         requestTimeoutMs: (options.snapshot?.snapshotTimeoutMs ?? DEFAULT_SNAPSHOT_TIMEOUT_MS) + 5_000,
@@ -145,9 +150,6 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
       await Admin.stop(system, admin);
       release();
       throw error;
-    }
-    if (!LOOPBACK.has(http.host)) {
-      settings.log('warn', 'node.admin_exposed', { node: system.node, url: http.url, detail: 'the admin surface has no authentication' });
     }
   }
   let root: Ref;
@@ -171,6 +173,8 @@ class RunningNode implements MoloNode {
   #stop: Promise<NodeStopResult> | undefined;
   /** Ends the graceful phase at once (a second signal). */
   #force: (() => void) | undefined;
+  /** When the signal that began the stop arrived; copies within REPEAT_SIGNAL_WINDOW_MS are not a second one. */
+  #firstSignalAt = 0;
   readonly #onSignal = (signal: NodeJS.Signals): void => this.#signalled(signal);
 
   constructor(
@@ -193,6 +197,10 @@ class RunningNode implements MoloNode {
     return this.http?.url;
   }
 
+  get opsUrl(): string | undefined {
+    return this.http?.opsUrl;
+  }
+
   get stopping(): boolean {
     return this.#stop !== undefined;
   }
@@ -210,6 +218,11 @@ class RunningNode implements MoloNode {
   }
 
   #signalled(signal: NodeJS.Signals): void {
+    // One Ctrl-C reaches us several times: the terminal signals the whole process group, and npm and
+    // tsx each relay it again (tsx re-sends one its child did not acknowledge within 30 ms). Only a
+    // signal well after the first is a person asking to force the stop.
+    if (this.#stop !== undefined && Date.now() - this.#firstSignalAt < REPEAT_SIGNAL_WINDOW_MS) return;
+    if (this.#stop === undefined) this.#firstSignalAt = Date.now();
     if (this.#stop !== undefined) {
       this.settings.log('warn', 'node.forced', { node: this.system.node, signal });
       this.#force?.();

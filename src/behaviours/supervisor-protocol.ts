@@ -13,8 +13,8 @@ export interface SupervisorSpec {
   readonly periodMs?: number;
   /** Children at most; default {@link DEFAULT_MAX_CHILDREN}. */
   readonly maxChildren?: number;
-  /** Started in order, stopped in reverse; for `simple_one_for_one`, exactly one template. */
-  readonly children?: readonly ChildSpec[];
+  /** Required (OTP), `[]` for none. Started in order, stopped in reverse; for `simple_one_for_one`, exactly one template. */
+  readonly children: readonly ChildSpec[];
   /**
    * OTP 24's auto_shutdown: `any_significant` stops the supervisor (reason `shutdown`) when any
    * significant child exits by itself and is not restarted; `all_significant` when the last one

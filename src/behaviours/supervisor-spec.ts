@@ -48,7 +48,9 @@ export function resolveSupervisorSpec(spec: SupervisorSpec, parent: Ref | undefi
     // OTP's {bad_combination, [{auto_shutdown, _}, {strategy, simple_one_for_one}]}.
     throw new InvalidSupervisorSpec('autoShutdown', 'simple_one_for_one supervisors take only autoShutdown never', autoShutdown);
   }
-  const children = (spec.children ?? []).map((child) => resolveChildSpec(child, autoShutdown));
+  // OTP's supervisor requires the list (it may be empty): a missing one is a mistake, not "no children".
+  if (!Array.isArray(spec.children)) throw new InvalidSupervisorSpec('children', 'required: a list of child specs ([] for none)', spec.children);
+  const children = spec.children.map((child) => resolveChildSpec(child, autoShutdown));
   if (strategy === 'simple_one_for_one' && children.length !== 1) {
     throw new InvalidSupervisorSpec('children', 'simple_one_for_one takes exactly one child spec (the template)', children.length);
   }

@@ -5,12 +5,17 @@ export interface AdminAnswer {
   readonly body: unknown;
 }
 
-/** GETs `path` from the admin surface at `baseUrl` and parses its JSON body, whatever the HTTP status. */
-export async function getJson(baseUrl: string, path: string, timeoutMs: number): Promise<AdminAnswer> {
+/**
+ * GETs `path` from the admin surface at `baseUrl` and parses its JSON body, whatever the HTTP
+ * status. `token` (from MOLO_ADMIN_TOKEN, never a flag: flags show in `ps`) goes as a bearer token.
+ */
+export async function getJson(baseUrl: string, path: string, timeoutMs: number, token?: string): Promise<AdminAnswer> {
   const url = new URL(path, baseUrl).toString();
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
   } catch (error) {
     throw new AdminUnreachable(url, error);
   }

@@ -1,12 +1,11 @@
 /**
  * `molo migrate status|up|new <name>`: the migrations of a directory against a database, from a
  * terminal. The database is `--url postgres://...`, `--sqlite FILE`, or `$MOLO_DATABASE_URL`
- * (a postgres:// URL, or sqlite:FILE).
+ * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`.
  */
 import { parseArgs } from 'node:util';
 import { ActorSystem } from '../actors/index.js';
 import type { Database } from '../data/database.js';
-import { InvalidDataConfig } from '../data/errors.js';
 import { createMigrationFile } from '../data/orm/migrations/files.js';
 import { Migrator, type MigrationStatus } from '../data/orm/migrations/migrator.js';
 import { createPostgresPool } from '../data/postgres.js';
@@ -21,7 +20,8 @@ commands:
   new <name>    create the next-numbered empty migration file (--variants: .pg.sql and .sqlite.sql)
 
 options:
-  --url URL      Postgres: postgres://user:password@host:port/database (default: $MOLO_DATABASE_URL)
+  --url URL      Postgres: postgres://user:password@host:port/database?sslmode=require
+                 (default: $MOLO_DATABASE_URL, then $DATABASE_URL; PG* variables fill the rest)
   --sqlite FILE  SQLite database file (or MOLO_DATABASE_URL=sqlite:FILE)
   --dir DIR      the migrations directory (default: migrations)
   --variants     with new: one file per dialect
@@ -91,8 +91,8 @@ function parse(argv: readonly string[], env: CliIo['env']): Invocation {
   let url = values.url;
   let sqlite = values.sqlite;
   if (url === undefined && sqlite === undefined) {
-    const fromEnv = env['MOLO_DATABASE_URL'];
-    if (fromEnv === undefined || fromEnv === '') throw new MigrateUsage('no database: give --url postgres://..., --sqlite FILE, or set MOLO_DATABASE_URL');
+    const fromEnv = env['MOLO_DATABASE_URL'] || env['DATABASE_URL'];
+    if (fromEnv === undefined || fromEnv === '') throw new MigrateUsage('no database: give --url postgres://..., --sqlite FILE, or set MOLO_DATABASE_URL (or DATABASE_URL)');
     if (fromEnv.startsWith('sqlite:')) sqlite = fromEnv.slice('sqlite:'.length);
     else url = fromEnv;
   }
@@ -136,22 +136,16 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
 
 async function open(system: ActorSystem, invocation: Invocation): Promise<Database> {
   if (invocation.sqlite !== undefined) return openSqlite(system, { file: invocation.sqlite, readers: 0, checkpointIntervalMs: 0 });
-  const url = new URL(invocation.url!);
-  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  const host = url.searchParams.get('host') ?? (url.hostname === '' ? undefined : url.hostname);
-  const sslmode = url.searchParams.get('sslmode');
-  if (url.username === '') throw new InvalidDataConfig('--url', 'needs a user: postgres://user@host/database');
-  return createPostgresPool(system, {
-    user: decodeURIComponent(url.username),
-    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-    ...(host === undefined ? {} : { host }),
-    ...(url.port === '' ? {} : { port: Number(url.port) }),
-    ...(database === '' ? {} : { database }),
-    ...(sslmode === 'require' || sslmode === 'verify-full' ? { ssl: true } : {}),
-    applicationName: 'molo-migrate',
-    min: 1,
-    max: 1,
-  });
+  // The URL as libpq reads it (sslmode and the rest); PG* variables fill what it leaves out.
+  const db = await createPostgresPool(system, { url: invocation.url!, applicationName: 'molo-migrate', min: 1, max: 1 });
+  try {
+    // A server that is down fails here, with the reason, rather than as the first statement's timeout.
+    await db.ready();
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return db;
 }
 
 export function formatStatus(status: MigrationStatus): string {

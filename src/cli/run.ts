@@ -28,6 +28,8 @@ options:
   --json         print the endpoint's raw JSON
   --timeout MS   how long to wait for the node (default ${DEFAULT_TIMEOUT_MS})
 
+environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (sent as a bearer token; required by a node bound off loopback)
+
 exit codes: 0 ok, 1 node unreachable or not healthy or error, 2 usage
 `;
 
@@ -42,6 +44,8 @@ interface Invocation {
   readonly url: string;
   readonly json: boolean;
   readonly timeoutMs: number;
+  /** The admin token, from MOLO_ADMIN_TOKEN. */
+  readonly token?: string;
 }
 
 /** Runs `molo` with `argv` (without node and script); resolves with the exit code. */
@@ -104,24 +108,24 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
     throw new CliUsageError(`--timeout must be an integer in 1..600000 ms, got ${values.timeout}`);
   }
-  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs };
+  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs, token: env['MOLO_ADMIN_TOKEN'] };
 }
 
 async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
-  const { command, url, json, timeoutMs } = invocation;
+  const { command, url, json, timeoutMs, token } = invocation;
   switch (command) {
     case 'tree': {
-      const body = await expectOk(url, '/tree', timeoutMs, (value) => isObject(value) && 'root' in value && 'sections' in value);
+      const body = await expectOk(url, '/tree', timeoutMs, token, (value) => isObject(value) && 'root' in value && 'sections' in value);
       io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatTree(body as TreeSnapshot));
       return ExitCode.Ok;
     }
     case 'ps': {
-      const body = await expectOk(url, '/processes', timeoutMs, (value) => isObject(value) && Array.isArray((value as { processes?: unknown }).processes));
+      const body = await expectOk(url, '/processes', timeoutMs, token, (value) => isObject(value) && Array.isArray((value as { processes?: unknown }).processes));
       io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatProcesses(body as ProcessSnapshot));
       return ExitCode.Ok;
     }
     case 'health': {
-      const answer = await getJson(url, '/health', timeoutMs);
+      const answer = await getJson(url, '/health', timeoutMs, token);
       const body = answer.body;
       if (!isObject(body) || typeof (body as { status?: unknown }).status !== 'string') {
         throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, 'no status field');
@@ -141,8 +145,8 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
   }
 }
 
-async function expectOk(url: string, path: string, timeoutMs: number, valid: (body: unknown) => boolean): Promise<unknown> {
-  const answer = await getJson(url, path, timeoutMs);
+async function expectOk(url: string, path: string, timeoutMs: number, token: string | undefined, valid: (body: unknown) => boolean): Promise<unknown> {
+  const answer = await getJson(url, path, timeoutMs, token);
   const endpoint = new URL(path, url).toString();
   if (answer.status !== 200) {
     const error = errorOf(answer.body);

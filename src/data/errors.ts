@@ -159,11 +159,14 @@ export class OutcomeUnknown extends DbError {
   }
 }
 
-/** Could not open a connection (refused, unreachable, TLS failed, server not ready). */
+/**
+ * Could not open a connection (refused, unreachable, TLS failed, server not ready). Retryable,
+ * except when the server refused the session for a reason that stays (an unknown database, say).
+ */
 export class ConnectFailed extends DbError {
   static override readonly code = DataErrorCode.ConnectFailed;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, true);
+  constructor(message: string, options: DbErrorOptions = {}, retryable = true) {
+    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, retryable);
   }
 }
 
@@ -213,7 +216,9 @@ export class AcquireTimeout extends DbError {
     readonly timeoutMs: number,
     options: DbErrorOptions = {},
   ) {
-    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)`, options, DataErrorCode.AcquireTimeout, true);
+    // A pool that could not open another connection says why: that is usually the whole story.
+    const last = options.cause instanceof Error ? `; last connect attempt failed: ${options.cause.message}` : '';
+    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)${last}`, options, DataErrorCode.AcquireTimeout, true);
   }
 }
 

@@ -17,7 +17,7 @@ import type { Logger } from '../telemetry/index.js';
 import { remainingMs, type DataContext } from './context.js';
 import type { DriverConnection, Connector } from './driver.js';
 import type { DatabaseHealth } from './database.js';
-import { AcquireTimeout, DbError, PoolClosed, PoolExhausted } from './errors.js';
+import { AcquireTimeout, ConnectFailed, DbError, InvalidDataConfig, PoolClosed, PoolExhausted } from './errors.js';
 import { dataMetrics, type DataMetrics } from './metrics.js';
 import { resolvePoolConfig, type PoolConfig, type ResolvedPoolConfig } from './pool-config.js';
 
@@ -57,6 +57,18 @@ interface Waiter<C extends DriverConnection> {
   timer: ReturnType<typeof setTimeout>;
 }
 
+/** A `ready()` caller: settled by the first good connection, a failure no retry can fix, or its timer. */
+interface ReadyWaiter {
+  resolve(): void;
+  reject(error: unknown): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export interface ReadyOptions {
+  /** How long to wait for the first connection; default the pool's `acquireTimeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
 export class Pool<C extends DriverConnection> {
   readonly name: string;
   readonly config: ResolvedPoolConfig;
@@ -66,6 +78,7 @@ export class Pool<C extends DriverConnection> {
   private readonly logger: Logger | undefined;
   private readonly slots: Slot<C>[] = [];
   private readonly waiters: Waiter<C>[] = [];
+  private readonly readyWaiters: ReadyWaiter[] = [];
   private connecting = 0;
   private closed = false;
   private lastConnectError: unknown = undefined;
@@ -95,13 +108,40 @@ export class Pool<C extends DriverConnection> {
       const conn = await this.connector(ctx);
       await this.adopt(conn);
     } catch (error) {
-      if (error instanceof DbError && !error.retryable) {
+      if (isPermanent(error)) {
         await this.close();
         throw error;
       }
       this.connectFailed(error);
     }
     this.ensure();
+  }
+
+  /**
+   * Resolves once the pool holds an open connection; rejects with the reason when the last
+   * connect failed in a way no retry fixes (credentials, unknown database, bad configuration) or
+   * none succeeded within `timeoutMs` (then a ConnectFailed carrying the last attempt's reason).
+   */
+  ready(options: ReadyOptions = {}): Promise<void> {
+    if (this.closed) return Promise.reject(new PoolClosed());
+    if (this.slots.some((slot) => slot.conn.open)) return Promise.resolve();
+    if (isPermanent(this.lastConnectError)) return Promise.reject(this.lastConnectError);
+    const timeoutMs = options.timeoutMs ?? this.config.acquireTimeoutMs;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 300_000) {
+      return Promise.reject(new InvalidDataConfig('ready.timeoutMs', `${String(timeoutMs)} is not an integer in 1..300000`));
+    }
+    this.ensure();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: ReadyWaiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.readyWaiters.splice(this.readyWaiters.indexOf(waiter), 1);
+          reject(this.unreachable(timeoutMs) ?? new AcquireTimeout(timeoutMs));
+        }, timeoutMs),
+      };
+      this.readyWaiters.push(waiter);
+    });
   }
 
   /** Callers waiting for a checkout now. */
@@ -154,6 +194,10 @@ export class Pool<C extends DriverConnection> {
       if (slot.leased || slot.conn.inFlight > 0 || !slot.conn.open) continue;
       return this.checkout(slot, now, ctx);
     }
+    // Nothing open and the last attempt failed for good: waiting cannot help, say why now.
+    if (isPermanent(this.lastConnectError) && !this.slots.some((slot) => slot.conn.open)) {
+      return Promise.reject(this.lastConnectError);
+    }
     this.grow();
     if (this.waiters.length >= this.config.maxWaiters) {
       this.metrics?.poolExhausted.inc({ pool: this.name });
@@ -168,7 +212,7 @@ export class Pool<C extends DriverConnection> {
           const index = this.waiters.indexOf(waiter);
           if (index >= 0) this.waiters.splice(index, 1);
           this.metrics?.poolAcquireTimeouts.inc({ pool: this.name });
-          reject(new AcquireTimeout(timeoutMs, { cause: this.lastConnectError }));
+          reject(this.unreachable(timeoutMs) ?? new AcquireTimeout(timeoutMs, { cause: this.lastConnectError }));
         }, timeoutMs),
       };
       this.waiters.push(waiter);
@@ -190,7 +234,7 @@ export class Pool<C extends DriverConnection> {
     this.closed = true;
     clearInterval(this.reaper);
     if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
-    for (const waiter of this.waiters.splice(0)) {
+    for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
       clearTimeout(waiter.timer);
       waiter.reject(new PoolClosed());
     }
@@ -285,11 +329,35 @@ export class Pool<C extends DriverConnection> {
       this.drop(slot);
     });
     this.updateGauges();
+    for (const waiter of this.readyWaiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.resolve();
+    }
     if (this.waiters.length > 0) this.handOff(slot);
+  }
+
+  /**
+   * When no connection is open and the last attempt failed: that failure, as the error a caller
+   * who waited `timeoutMs` gets (its code says why, its message says how long we tried).
+   */
+  private unreachable(timeoutMs: number): DbError | undefined {
+    const last = this.lastConnectError;
+    if (last === undefined || this.slots.some((slot) => slot.conn.open)) return undefined;
+    const why = describe(last).replace(/^connect failed: /, '');
+    const fields = last instanceof DbError ? { connection: last.connection, sqlstate: last.sqlstate } : {};
+    return new ConnectFailed(`pool ${this.name} has no connection after ${timeoutMs} ms (pool.acquireTimeoutMs); last attempt: ${why}`, { ...fields, cause: last });
   }
 
   private connectFailed(error: unknown): void {
     this.lastConnectError = error;
+    if (isPermanent(error)) {
+      // No retry fixes these: whoever waits for a connection learns why now, not at its timeout.
+      for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
+        clearTimeout(waiter.timer);
+        waiter.reject(error);
+      }
+      this.updateGauges();
+    }
     this.metrics?.poolConnectFailures.inc({ pool: this.name });
     this.logger?.warn({ event: 'pool.connect_failed', pool: this.name, err: describe(error), retryInMs: this.reconnectDelay }, 'pool could not connect');
     if (this.closed || this.reconnectTimer !== undefined) return;
@@ -349,6 +417,11 @@ export class Pool<C extends DriverConnection> {
     metrics.poolConnections.set({ pool: this.name, state: 'busy' }, this.slots.length - idle - leased);
     metrics.poolWaiting.set({ pool: this.name }, this.waiters.length);
   }
+}
+
+/** A connect failure no retry can fix soon (credentials, unknown database, configuration): decided by code. */
+function isPermanent(error: unknown): error is DbError {
+  return error instanceof DbError && !error.retryable;
 }
 
 function describe(reason: unknown): string {

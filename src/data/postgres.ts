@@ -6,7 +6,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { ActorRuntime, Ref } from '../actors/index.js';
-import { Supervisor } from '../behaviours/index.js';
+import { StartFailed, Supervisor } from '../behaviours/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { DataContext } from './context.js';
 import type {
@@ -20,14 +20,15 @@ import type {
   TransactionOptions,
 } from './database.js';
 import { InvalidDataConfig } from './errors.js';
-import { connectPostgres, PgConnection, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
-import { Pool } from './pool.js';
-import type { PoolConfig } from './pool-config.js';
+import { connectPostgres, PgConnection, resolvePgConfig, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
+import { Pool, type ReadyOptions } from './pool.js';
+import { POOL_DEFAULTS, resolvePoolConfig, type PoolConfig } from './pool-config.js';
+import { PG_CONFIG_KEYS, postgresConfig, type PostgresSource } from './postgres-config.js';
 import { PostgresListener, type ListenOptions } from './postgres-listener.js';
 import { POSTGRES_DIALECT, runTransaction } from './transaction.js';
 import type { Result, Row, Value } from './values.js';
 
-export interface PostgresPoolConfig extends PgConfig, PoolConfig {
+export interface PostgresPoolConfig extends Partial<PgConfig>, PoolConfig, PostgresSource {
   /** Names the pool in metrics, logs and its supervisor's registered name (`molo.pool.<name>`). */
   readonly name?: string;
   readonly logger?: Logger;
@@ -36,12 +37,50 @@ export interface PostgresPoolConfig extends PgConfig, PoolConfig {
 
 let poolCounter = 0;
 
-/** Opens a pool (min connections first) and returns the Postgres `Database`. */
-export async function createPostgresPool(system: ActorRuntime, config: PostgresPoolConfig, ctx?: DataContext): Promise<PostgresDatabase> {
-  const name = config.name ?? `pg${++poolCounter}`;
-  if (!/^[\w.-]{1,64}$/.test(name)) throw new InvalidDataConfig('pool.name', 'letters, digits, _ . - only, at most 64');
-  const { min, max, acquireTimeoutMs, maxWaiters, idleTimeoutMs, maxLifetimeMs, probeAfterIdleMs, reconnectInitialMs, reconnectMaxMs, reapIntervalMs, ...pg } = config;
+/** The keys a pool configuration may hold: a misspelt one (`username`, `db`) is refused by name. */
+const POOL_KEYS = new Set<string>([...Object.keys(POOL_DEFAULTS), ...PG_CONFIG_KEYS, 'url', 'env', 'name', 'logger', 'metrics']);
+
+/** What other clients call some fields, for the error that names a misspelt one. */
+const ALIASES: Readonly<Record<string, string>> = {
+  hostname: 'host',
+  username: 'user',
+  db: 'database',
+  dbname: 'database',
+  pass: 'password',
+  connectionstring: 'url',
+  uri: 'url',
+  connectiontimeoutmillis: 'connectTimeoutMs',
+  application_name: 'applicationName',
+  sslmode: "ssl, or url '?sslmode='",
+};
+
+/**
+ * Opens a pool (its first connection before resolving) and returns the Postgres `Database`.
+ *
+ * `config` is an object, a `postgres://` URL, or nothing: see `postgresConfig` for where each
+ * field comes from (object, URL or `DATABASE_URL`, `PG*` variables, defaults). The whole
+ * configuration is checked before anything starts (InvalidDataConfig naming the field); a first
+ * connection refused for good (AuthFailed, an unknown database) rejects at once. A server that is
+ * down does not: the pool keeps trying, `ready()` waits for it, and a caller that cannot get a
+ * connection learns the last attempt's reason (ConnectFailed).
+ */
+export async function createPostgresPool(system: ActorRuntime, config?: PostgresPoolConfig | string, ctx?: DataContext): Promise<PostgresDatabase> {
+  if (config !== undefined && typeof config === 'object' && config !== null) {
+    for (const key of Object.keys(config)) {
+      if (POOL_KEYS.has(key)) continue;
+      const alias = ALIASES[key.toLowerCase()];
+      throw new InvalidDataConfig(`pool.${key}`, alias === undefined ? 'unknown option' : `unknown option; did you mean ${alias}?`);
+    }
+  }
+  const resolved = postgresConfig(config);
+  const name = resolved.name ?? `pg${++poolCounter}`;
+  if (typeof name !== 'string' || !/^[\w.-]{1,64}$/.test(name)) throw new InvalidDataConfig('pool.name', 'letters, digits, _ . - only, at most 64');
+  const { min, max, acquireTimeoutMs, maxWaiters, idleTimeoutMs, maxLifetimeMs, probeAfterIdleMs, reconnectInitialMs, reconnectMaxMs, reapIntervalMs, ...rest } = resolved;
+  const { name: _name, logger, metrics, ...pg } = rest;
   const poolConfig: PoolConfig = { min, max, acquireTimeoutMs, maxWaiters, idleTimeoutMs, maxLifetimeMs, probeAfterIdleMs, reconnectInitialMs, reconnectMaxMs, reapIntervalMs };
+  // Up front, so a bad field is named now rather than surfacing as a failed connection later.
+  resolvePoolConfig(poolConfig);
+  resolvePgConfig(pg);
   const opened = new Map<string, PgConnection>();
   const supervisor = await Supervisor.start(
     system,
@@ -53,7 +92,7 @@ export async function createPostgresPool(system: ActorRuntime, config: PostgresP
           restart: 'temporary',
           shutdown: 5_000,
           start: async ({ parent, args }) => {
-            const conn = await connectPostgres(system, pg, args[0] as DataContext | undefined, { link: parent });
+            const conn = await connectPostgres(system, { ...pg, metrics }, args[0] as DataContext | undefined, { link: parent });
             opened.set(String(conn.ref), conn);
             return conn.ref;
           },
@@ -65,17 +104,23 @@ export async function createPostgresPool(system: ActorRuntime, config: PostgresP
   const pool = new Pool<PgConnection>({
     name,
     config: poolConfig,
-    metrics: config.metrics,
-    logger: config.logger,
+    metrics,
+    logger,
     connector: async (connectCtx) => {
-      const ref = await Supervisor.startChild(system, supervisor, [connectCtx]);
-      const conn = opened.get(String(ref));
-      opened.delete(String(ref));
+      let ref;
+      try {
+        ref = await Supervisor.startChild(system, supervisor, [connectCtx]);
+      } catch (error) {
+        // The supervisor wraps the connection's error; the pool decides (and callers read) by the connection's own.
+        throw error instanceof StartFailed && error.reason instanceof Error ? error.reason : error;
+      }
+      const conn = ref === undefined ? undefined : opened.get(String(ref));
+      if (ref !== undefined) opened.delete(String(ref));
       if (conn === undefined) throw new Error('connection supervisor returned no connection');
       return conn;
     },
   });
-  const db = new PostgresDatabase(system, pool, supervisor, config.logger);
+  const db = new PostgresDatabase(system, pool, supervisor, logger);
   try {
     await pool.start(ctx);
   } catch (error) {
@@ -188,6 +233,14 @@ export class PostgresDatabase implements Database {
 
   health(): DatabaseHealth {
     return this.pool.health();
+  }
+
+  /**
+   * Resolves once a connection is open; rejects with the reason (AuthFailed, ConnectFailed naming
+   * the last attempt's cause, ...) otherwise. Await it at startup to fail with the real reason.
+   */
+  ready(options?: ReadyOptions): Promise<void> {
+    return this.pool.ready(options);
   }
 
   async close(): Promise<void> {

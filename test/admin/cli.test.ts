@@ -7,8 +7,12 @@ import { GenServer, Supervisor, worker } from '../../src/behaviours/index.js';
 import { DEFAULT_ADMIN_URL, runCli, USAGE } from '../../src/cli/run.js';
 import { Counter, runMolo, startTestNode } from './helpers.js';
 
+// Each test spawns `molo` through tsx, which takes 15 s and more on a loaded machine: timeouts of 120 s.
+// A window longer than any test: the restart below stays counted however slowly `molo` starts under
+// load (with the default 5 s period it expired under load, and the line read "intensity left 5/5").
 const spec = {
   intensity: 5,
+  periodMs: 3_600_000,
   children: [
     worker('cache', () => new Counter('cache')),
     Supervisor.child('web', { children: [worker('listener', () => new Counter('listener'))] }),
@@ -35,13 +39,13 @@ describe('molo CLI against a running node', () => {
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^node test {2}\(snapshot \d{4}-/);
-    expect(lines[1]).toMatch(/^root \(supervisor Supervisor one_for_one\) {2}running {2}intensity left 4\/5 per 5000 ms {2}mailbox 0\/\d+ {2}<test\./);
+    expect(lines[1]).toMatch(/^root \(supervisor Supervisor one_for_one\) {2}running {2}intensity left 4\/5 per 3600000 ms {2}mailbox 0\/\d+ {2}<test\./);
     expect(lines[2]).toMatch(/^├─ cache \(worker Counter\) {2}running {2}restarts 1 {2}mailbox 0\/\d+ {2}<test\./);
     expect(lines[3]).toMatch(/^└─ web \(supervisor Supervisor one_for_one\) {2}running {2}restarts 0 {2}intensity left 1\/1/);
     expect(lines[4]).toMatch(/^ {3}└─ listener \(worker Counter\) {2}running {2}restarts 0/);
     expect(lines).toHaveLength(5);
     await node.stop();
-  }, 30_000);
+  }, 120_000);
 
   it('molo tree --json prints the raw snapshot; MOLO_ADMIN_URL stands in for --url', async () => {
     const { node } = await startTestNode({ root: spec });
@@ -51,7 +55,7 @@ describe('molo CLI against a running node', () => {
     expect(snapshot.root.children.map((entry) => entry.id)).toEqual(['cache', 'web']);
     expect(snapshot.truncated).toBe(false);
     await node.stop();
-  }, 30_000);
+  }, 120_000);
 
   it('molo ps prints a process table', async () => {
     const { node } = await startTestNode({ root: spec });
@@ -64,7 +68,7 @@ describe('molo CLI against a running node', () => {
     expect(lines.filter((line) => line.includes(' Counter '))).toHaveLength(2);
     expect(lines.at(-1)).toBe(`${node.system.actorCount} processes`);
     await node.stop();
-  }, 30_000);
+  }, 120_000);
 
   it('molo health exits 0 while healthy and 1 once the root has stopped', async () => {
     const { node } = await startTestNode({ root: spec });
@@ -76,7 +80,7 @@ describe('molo CLI against a running node', () => {
     expect(down.code).toBe(1);
     expect(down.stdout).toMatch(/^down {2}node test {2}root <test\.\d+\.\d+> down/);
     await node.stop();
-  }, 30_000);
+  }, 120_000);
 
   it('exits 1 when the node is unreachable and 2 on a usage error', async () => {
     const { node } = await startTestNode({ root: { children: [] } });
@@ -89,7 +93,7 @@ describe('molo CLI against a running node', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("unknown command 'frobnicate'");
     expect(usage.stderr).toContain('usage: molo');
-  }, 30_000);
+  }, 120_000);
 });
 
 describe('molo CLI arguments', () => {
@@ -104,6 +108,18 @@ describe('molo CLI arguments', () => {
   it('prints help with exit code 0', async () => {
     expect(await cli(['help'])).toEqual({ code: 0, stdout: USAGE, stderr: '' });
     expect((await cli(['--help'])).code).toBe(0);
+  });
+
+  it('sends MOLO_ADMIN_TOKEN as a bearer token to a node that requires one', async () => {
+    const token = 'cli-token-of-enough-length';
+    const { node } = await startTestNode({ root: spec, admin: { port: 0, token } });
+    const refused = await cli(['tree', '--url', node.adminUrl!]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('ADMIN_UNAUTHORIZED');
+    const served = await cli(['tree', '--url', node.adminUrl!], { MOLO_ADMIN_TOKEN: token });
+    expect(served.code).toBe(0);
+    expect(served.stdout).toMatch(/^node test /);
+    await node.stop();
   });
 
   it('defaults to the admin surface default port', () => {

@@ -22,6 +22,10 @@ const samples: MoloError[] = [
   new admin.AdminUnreachable('http://x', new Error('e')),
   new admin.AdminBadResponse('http://x', 500, 'e'),
   new admin.CliUsageError('e'),
+  new admin.AdminHostRefused('evil.example'),
+  new admin.AdminUnauthorized(),
+  new admin.AdminTokenRequired('0.0.0.0'),
+  new admin.AdminOverloaded(16),
 ];
 
 describe('admin error registry', () => {

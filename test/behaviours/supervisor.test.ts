@@ -123,7 +123,7 @@ describe('Supervisor: start and stop', () => {
 
   it('an empty supervisor starts and stops', async () => {
     const system = testSystem();
-    const sup = await Supervisor.start(system, {});
+    const sup = await Supervisor.start(system, { children: [] });
     expect(await Supervisor.whichChildren(system, sup)).toEqual([]);
     expect(await Supervisor.stop(system, sup, 'normal')).toBe('normal');
   });
@@ -160,8 +160,9 @@ describe('Supervisor: start and stop', () => {
       { maxChildren: 1, children: [{ id: 'a', start }, { id: 'b', start }] },
       { children: [{ id: 'a', start }, { id: 'a', start }] },
       { strategy: 'simple_one_for_one' as const, children: [] },
+      { strategy: 'one_for_one' as const },
     ]) {
-      const error = invalid(spec);
+      const error = invalid(spec as SupervisorSpec);
       expect(error, JSON.stringify(spec)).toBeInstanceOf(InvalidSupervisorSpec);
       expect((error as InvalidSupervisorSpec).code).toBe('SUP_INVALID_FLAGS');
     }
@@ -709,7 +710,7 @@ describe('Supervisor: child administration (OTP supervisor_SUITE: child_adm)', (
   it('startChild of a child whose start fails rejects with StartFailed and keeps no spec', async () => {
     const system = testSystem();
     const log = new ProbeLog();
-    const sup = await Supervisor.start(system, { intensity: 0 });
+    const sup = await Supervisor.start(system, { intensity: 0, children: [] });
     log.failNext.set('x', 1);
     const error = await rejection(Supervisor.startChild(system, sup, probe('x', log)));
     expect(error).toBeInstanceOf(StartFailed);
@@ -723,7 +724,7 @@ describe('Supervisor: child administration (OTP supervisor_SUITE: child_adm)', (
 
   it('startChild rejects an invalid spec with InvalidChildSpec, and arguments with DynamicOnly', async () => {
     const system = testSystem();
-    const sup = await Supervisor.start(system, {});
+    const sup = await Supervisor.start(system, { children: [] });
     expect((await rejection(Supervisor.startChild(system, sup, { id: '', start: () => undefined }))).code).toBe('SUP_INVALID_SPEC');
     const dynamic = await rejection(Supervisor.startChild(system, sup, [1, 2]));
     expect(dynamic).toBeInstanceOf(DynamicOnly);

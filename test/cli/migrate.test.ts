@@ -5,11 +5,12 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshDatabase, psql, type FreshDatabase } from '../support/pg.js';
+import { freshDatabase, PG_HOST, PG_PORT, PG_USER, psql, type FreshDatabase } from '../support/pg.js';
 import { runScript } from '../support/run-script.js';
 import { tempDir } from '../data/orm/schema-support.js';
 
-const molo = (args: string[], env: Record<string, string> = {}) => runScript('src/cli/molo.ts', { args: ['migrate', ...args], env: { MOLO_DATABASE_URL: '', ...env }, timeoutMs: 60_000 });
+// Every case spawns `molo` through tsx several times: 5-10 s each on a loaded machine, hence 180 s per test.
+const molo = (args: string[], env: Record<string, string> = {}) => runScript('src/cli/molo.ts', { args: ['migrate', ...args], env: { MOLO_DATABASE_URL: '', DATABASE_URL: '', ...env }, timeoutMs: 60_000 });
 
 describe('molo migrate', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -58,7 +59,7 @@ describe('molo migrate', () => {
     const changed = await molo(['status', '--dir', migrations, '--sqlite', file]);
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/^CHANGED {2}0001_create_users {2}file edited after it was applied/m);
-  }, 60_000);
+  }, 180_000);
 
   describe('on Postgres', () => {
     let fresh: FreshDatabase;
@@ -79,8 +80,21 @@ describe('molo migrate', () => {
       const status = await molo(['status', '--dir', migrations], { MOLO_DATABASE_URL: url });
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(/^applied {2}0001_items {2}\d{4}-/);
-    }, 60_000);
+    }, 180_000);
   });
+
+  it('a database it cannot use prints the real reason: server down, missing database, malformed URL', async () => {
+    const down = await molo(['status', '--dir', migrations, '--url', 'postgres://postgres@127.0.0.1:1/postgres']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^molo migrate: DB_CONNECT_FAILED: connect failed: pool \S+ has no connection after 5000 ms \(pool\.acquireTimeoutMs\); last attempt: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+    const missing = await molo(['status', '--dir', migrations], { MOLO_DATABASE_URL: `postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/molo_no_such_db` });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^molo migrate: DB_CONNECT_FAILED: .*database "molo_no_such_db" does not exist\n$/);
+    const malformed = await molo(['status', '--dir', migrations, '--url', 'postgres://u:s3cret@h/db?sslmode=maybe']);
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toMatch(/^molo migrate: DB_INVALID_CONFIG: invalid pg\.url parameter sslmode: "maybe" is not one of disable, allow/);
+    expect(malformed.stderr).not.toMatch(/s3cret/);
+  }, 180_000);
 
   it('usage errors exit 2 and print the usage', async () => {
     const none = await molo(['status', '--dir', migrations]);
@@ -93,5 +107,5 @@ describe('molo migrate', () => {
     const noName = await molo(['new', '--dir', migrations]);
     expect(noName.code).toBe(2);
     expect(readdirSync(dir.path)).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });

@@ -3,7 +3,7 @@
  * constraint, ...), which server it was (redacted), and the bound parameters only in debug.
  */
 import type { DatabaseError } from 'pg-protocol/dist/messages.js';
-import { AuthFailed, ConnectFailed, DataErrorCode, DbError, StatementTimeout, type DbErrorOptions, type RedactedConnection } from '../errors.js';
+import { AuthFailed, ConnectFailed, DataErrorCode, DbError, isRetryableCode, StatementTimeout, type DbErrorOptions, type RedactedConnection } from '../errors.js';
 
 /** SQLSTATEs of a rejected login. */
 const AUTH_SQLSTATES = new Set(['28P01', '28000']);
@@ -55,7 +55,8 @@ export function startupError(error: DatabaseError, connection: RedactedConnectio
   const fields = serverFields(error, connection);
   const where = `user ${connection.user} at ${connection.host}:${connection.port}/${connection.database}`;
   if (error.code !== undefined && AUTH_SQLSTATES.has(error.code)) return new AuthFailed(`${where}: ${error.message}`, fields);
-  return new ConnectFailed(`${where}: ${error.message}`, fields);
+  // By code: a server starting up or full may take us later; an unknown database will not appear by itself.
+  return new ConnectFailed(`${where}: ${error.message}`, fields, error.code === undefined || isRetryableCode(fields));
 }
 
 /** FATAL and PANIC end the session: the server closes the socket after sending them. */
