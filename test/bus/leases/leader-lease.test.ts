@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SimulatedClock, type ActorSystem, type Ref } from '../../../src/actors/index.js';
-import { GenServer } from '../../../src/behaviours/index.js';
+import { GenServer, Supervisor } from '../../../src/behaviours/index.js';
 import type { Database } from '../../../src/data/index.js';
 import { openKv, type KvStore, type SqlKvStore } from '../../../src/data/kv/index.js';
 import {
@@ -14,6 +14,7 @@ import {
   checkFence,
   createFenceTable,
   highestFencingToken,
+  leaderLeaseChild,
   readLease,
   type LeaseEvent,
   type LeaseStatus,
@@ -152,6 +153,18 @@ describe.each(BACKENDS)('leader lease on $name', (backend) => {
     await run([refB], 3_000);
     expect(b.events.map((e) => e.type)).toEqual(['elected']);
     expect(b.events[0]!.at - stoppedAt).toBeLessThanOrEqual(LEASE_DEFAULTS.renewEveryMs);
+  });
+
+  it('supervised: the lease child leads, and the supervisor stopping releases the lease', async () => {
+    const kv = await store();
+    const sup = await Supervisor.start(leases, { strategy: 'one_for_one', children: [leaderLeaseChild('lease', { store: kv, name: 'scheduler', holder: 's' })] });
+    const [child] = await Supervisor.whichChildren(leases, sup);
+    const ref = child!.ref as Ref;
+    await settle([ref]);
+    expect((await status(ref)).role).toBe('leader');
+    expect((await readLease(kv, 'molo:lease:scheduler'))?.holder).toBe('s');
+    await Supervisor.stop(leases, sup);
+    expect(await readLease(kv, 'molo:lease:scheduler')).toBeUndefined();
   });
 
   it('a paused leader steps down before its TTL ends; resumed, its fenced write is refused', async () => {
