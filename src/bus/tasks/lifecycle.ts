@@ -71,6 +71,18 @@ export const TASK_EVENTS: readonly TaskEventType[] = [
   'CANCEL',
 ];
 
+/** What may happen to a task a worker holds, leased or running alike. */
+const WHILE_TAKEN = {
+  // The lease ran out without an ack: back to the queue as an attempt, or permanent once retries are spent.
+  EXPIRE: [
+    { guard: 'retriesLeft', target: 'queued', actions: 'countAttempt' },
+    { target: 'failed-permanent', actions: 'countAttempt' },
+  ],
+  RELEASE: 'queued',
+  DEAD_LETTER: 'dead-lettered',
+  CANCEL: 'cancelled',
+} as const;
+
 export const taskLifecycle = setup({
   types: {
     context: {} as TaskLifecycleContext,
@@ -89,19 +101,7 @@ export const taskLifecycle = setup({
   context: ({ input }) => ({ attempts: input.attempts ?? 0, maxRetries: input.maxRetries }),
   states: {
     queued: { on: { LEASE: 'leased', CANCEL: 'cancelled' } },
-    leased: {
-      on: {
-        START: 'running',
-        HEARTBEAT: 'leased',
-        EXPIRE: [
-          { guard: 'retriesLeft', target: 'queued', actions: 'countAttempt' },
-          { target: 'failed-permanent', actions: 'countAttempt' },
-        ],
-        RELEASE: 'queued',
-        DEAD_LETTER: 'dead-lettered',
-        CANCEL: 'cancelled',
-      },
-    },
+    leased: { on: { START: 'running', HEARTBEAT: 'leased', ...WHILE_TAKEN } },
     running: {
       on: {
         HEARTBEAT: 'running',
@@ -111,13 +111,7 @@ export const taskLifecycle = setup({
           { target: 'failed-permanent', actions: 'countAttempt' },
         ],
         FAIL_PERMANENT: { target: 'failed-permanent', actions: 'countAttempt' },
-        EXPIRE: [
-          { guard: 'retriesLeft', target: 'queued', actions: 'countAttempt' },
-          { target: 'failed-permanent', actions: 'countAttempt' },
-        ],
-        RELEASE: 'queued',
-        DEAD_LETTER: 'dead-lettered',
-        CANCEL: 'cancelled',
+        ...WHILE_TAKEN,
       },
     },
     'failed-retryable': { on: { RETRY: 'queued', CANCEL: 'cancelled' } },
