@@ -128,13 +128,14 @@ export class LeaderLease extends GenServer<LeaseCall, LeaseStatus | void, never,
     }
     this.#held = attempt.record;
     this.#leaderUntil = until;
-    this.#armStepDown();
-    if (this.#role === 'follower') {
+    const elected = this.#role === 'follower';
+    if (elected) {
       this.#role = 'leader';
       this.#term++;
-      this.#armStepDown();
-      this.#emit({ type: 'elected', lease: this.#options.name, holder: this.#options.holder, token: attempt.record.token });
     }
+    // Armed with the current term, so a timer of an earlier term can never depose this one.
+    this.#armStepDown();
+    if (elected) this.#emit({ type: 'elected', lease: this.#options.name, holder: this.#options.holder, token: attempt.record.token });
   }
 
   #armStepDown(): void {
