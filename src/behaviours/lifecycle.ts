@@ -1,6 +1,7 @@
 import { assign, setup, type AnyStateMachine } from 'xstate';
 import { IllegalTransition } from './errors.js';
 import { addRestart } from './intensity.js';
+import { compileMachineTable, lookupTransition, type MachineCandidate, type MachineTable } from './machine-table.js';
 
 /**
  * The child lifecycle. This machine is the single source of truth for which transitions exist;
@@ -105,32 +106,13 @@ export const childLifecycle = setup({
 });
 
 /** One possible outcome of an event in a state: taken if its guard (if any) holds. */
-export interface LifecycleCandidate {
-  readonly guard: LifecycleGuard | undefined;
-  readonly target: LifecycleState;
-}
+export type LifecycleCandidate = MachineCandidate<LifecycleState, LifecycleGuard>;
 
-export type LifecycleTable = Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEventType, readonly LifecycleCandidate[]>>>>>;
+export type LifecycleTable = MachineTable<LifecycleState, LifecycleEventType, LifecycleGuard>;
 
-/** Reads the machine's own transition definitions into a lookup table. */
+/** Reads the machine's own transition definitions into a lookup table (the generic compiler, for these states). */
 export function compileLifecycle(machine: AnyStateMachine = childLifecycle): LifecycleTable {
-  const table = {} as Record<LifecycleState, Partial<Record<LifecycleEventType, LifecycleCandidate[]>>>;
-  for (const state of LIFECYCLE_STATES) {
-    const node = machine.root.states[state];
-    if (node === undefined) throw new Error(`lifecycle machine lacks state ${state}`);
-    const row: Partial<Record<LifecycleEventType, LifecycleCandidate[]>> = {};
-    for (const [eventType, definitions] of node.transitions) {
-      row[eventType as LifecycleEventType] = definitions.map((definition) => {
-        const target = definition.target?.[0]?.key;
-        if (target === undefined) throw new Error(`lifecycle transition ${state}.${eventType} has no target`);
-        const guard = definition.guard as { type?: string } | string | undefined;
-        const guardName = typeof guard === 'string' ? guard : guard?.type;
-        return { guard: guardName as LifecycleGuard | undefined, target: target as LifecycleState };
-      });
-    }
-    table[state] = row;
-  }
-  return table;
+  return compileMachineTable<LifecycleState, LifecycleEventType, LifecycleGuard>(machine, LIFECYCLE_STATES);
 }
 
 export const LIFECYCLE_TABLE: LifecycleTable = compileLifecycle();
@@ -144,13 +126,9 @@ export function nextLifecycleState(
   event: LifecycleEventType,
   guard: (name: LifecycleGuard) => boolean = alwaysTrue,
 ): LifecycleState {
-  const candidates = LIFECYCLE_TABLE[state][event];
-  if (candidates !== undefined) {
-    for (const candidate of candidates) {
-      if (candidate.guard === undefined || guard(candidate.guard)) return candidate.target;
-    }
-  }
-  throw new IllegalTransition(state, event);
+  const next = lookupTransition(LIFECYCLE_TABLE, state, event, guard);
+  if (next === undefined) throw new IllegalTransition(state, event);
+  return next;
 }
 
 const alwaysTrue = (): boolean => true;

@@ -1,12 +1,22 @@
 /**
  * Error registry of the bus (topics now; streams, tasks and the scheduler later). Stable codes,
- * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, codes every part of
- * the bus shares with `BUS_`.
+ * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, lease codes with
+ * `LEASE_`, task codes with `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus
+ * shares with `BUS_`.
  */
 import { MoloError } from '../actors/index.js';
 
 export const BusErrorCode = {
   InvalidOption: 'BUS_INVALID_OPTION',
+  // Leases, tasks and the scheduler (their classes live in leases/, tasks/, scheduler/).
+  StaleFencingToken: 'LEASE_STALE_FENCING_TOKEN',
+  IllegalTaskTransition: 'TASK_ILLEGAL_TRANSITION',
+  InvalidTaskEnvelope: 'TASK_INVALID_ENVELOPE',
+  TaskPayloadTooLarge: 'TASK_PAYLOAD_TOO_LARGE',
+  TaskQueueDepthExceeded: 'TASK_QUEUE_DEPTH_EXCEEDED',
+  InvalidSchedule: 'SCHEDULE_INVALID',
+  InvalidCronExpression: 'SCHEDULE_INVALID_CRON',
+  IntervalTooShort: 'SCHEDULE_INTERVAL_TOO_SHORT',
   InvalidChannel: 'TOPIC_INVALID_CHANNEL',
   ChannelTooLong: 'TOPIC_CHANNEL_TOO_LONG',
   PayloadTooLarge: 'TOPIC_PAYLOAD_TOO_LARGE',

@@ -1,3 +1,6 @@
-// The bus: ephemeral topics now; durable streams, the task queue and the scheduler to come.
+// The bus: ephemeral topics, leader leases, the task queue's foundations and the scheduler's time computations.
 export * from './errors.js';
 export * from './topics/index.js';
+export * from './leases/index.js';
+export * from './tasks/index.js';
+export * from './scheduler/index.js';

@@ -1,0 +1,37 @@
+/** Errors of the scheduler; their codes are in the bus registry (`BusErrorCode`). */
+import { MoloError } from '../../actors/index.js';
+import { BusErrorCode } from '../errors.js';
+
+/** A schedule that is not one: a bad `runAt`, an unknown kind or missed-fire policy; `field` names it. */
+export class InvalidSchedule extends MoloError {
+  static readonly code = BusErrorCode.InvalidSchedule;
+  constructor(
+    readonly field: string,
+    detail: string,
+  ) {
+    super(BusErrorCode.InvalidSchedule, `invalid schedule ${field}: ${detail}`);
+  }
+}
+
+/** A cron expression that is not five valid fields (minute hour day-of-month month day-of-week, UTC). */
+export class InvalidCronExpression extends MoloError {
+  static readonly code = BusErrorCode.InvalidCronExpression;
+  constructor(
+    readonly expression: unknown,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(BusErrorCode.InvalidCronExpression, `invalid cron expression ${JSON.stringify(String(expression).slice(0, 100))}: ${detail}`, options);
+  }
+}
+
+/** An interval under the minimum of 60 s (S7-5), or not a whole number of milliseconds. */
+export class IntervalTooShort extends MoloError {
+  static readonly code = BusErrorCode.IntervalTooShort;
+  constructor(
+    readonly intervalMs: number,
+    readonly minimumMs: number,
+  ) {
+    super(BusErrorCode.IntervalTooShort, `interval of ${intervalMs} ms is under the minimum of ${minimumMs} ms`);
+  }
+}
