@@ -43,7 +43,8 @@ export interface FakePg {
 
 // ---- backend messages ----
 
-function message(type: string, ...parts: Buffer[]): Buffer {
+/** A backend message: type byte, length, body. */
+export function backendMessage(type: string, ...parts: Buffer[]): Buffer {
   const body = Buffer.concat(parts);
   const head = Buffer.alloc(5);
   head.write(type, 0, 'latin1');
@@ -51,7 +52,7 @@ function message(type: string, ...parts: Buffer[]): Buffer {
   return Buffer.concat([head, body]);
 }
 
-const int32 = (n: number): Buffer => {
+export const int32 = (n: number): Buffer => {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n);
   return b;
@@ -64,27 +65,27 @@ const int16 = (n: number): Buffer => {
 const cstring = (s: string): Buffer => Buffer.from(`${s}\0`, 'utf8');
 
 export const be = {
-  authOk: (): Buffer => message('R', int32(0)),
-  authCleartext: (): Buffer => message('R', int32(3)),
-  authSasl: (mechanisms = ['SCRAM-SHA-256']): Buffer => message('R', int32(10), ...mechanisms.map(cstring), Buffer.from([0])),
-  authSaslContinue: (data: string): Buffer => message('R', int32(11), Buffer.from(data, 'utf8')),
-  authSaslFinal: (data: string): Buffer => message('R', int32(12), Buffer.from(data, 'utf8')),
-  backendKey: (pid = 4242, secret = 7): Buffer => message('K', int32(pid), int32(secret)),
-  parameterStatus: (name: string, value: string): Buffer => message('S', cstring(name), cstring(value)),
-  ready: (status: 'I' | 'T' | 'E' = 'I'): Buffer => message('Z', Buffer.from(status, 'latin1')),
+  authOk: (): Buffer => backendMessage('R', int32(0)),
+  authCleartext: (): Buffer => backendMessage('R', int32(3)),
+  authSasl: (mechanisms = ['SCRAM-SHA-256']): Buffer => backendMessage('R', int32(10), ...mechanisms.map(cstring), Buffer.from([0])),
+  authSaslContinue: (data: string): Buffer => backendMessage('R', int32(11), Buffer.from(data, 'utf8')),
+  authSaslFinal: (data: string): Buffer => backendMessage('R', int32(12), Buffer.from(data, 'utf8')),
+  backendKey: (pid = 4242, secret = 7): Buffer => backendMessage('K', int32(pid), int32(secret)),
+  parameterStatus: (name: string, value: string): Buffer => backendMessage('S', cstring(name), cstring(value)),
+  ready: (status: 'I' | 'T' | 'E' = 'I'): Buffer => backendMessage('Z', Buffer.from(status, 'latin1')),
   /** Text columns (type text). */
   rowDescription: (names: readonly string[]): Buffer =>
-    message('T', int16(names.length), ...names.map((name) => Buffer.concat([cstring(name), int32(0), int16(0), int32(25), int16(-1), int32(-1), int16(0)]))),
+    backendMessage('T', int16(names.length), ...names.map((name) => Buffer.concat([cstring(name), int32(0), int16(0), int32(25), int16(-1), int32(-1), int16(0)]))),
   dataRow: (values: readonly (string | null)[]): Buffer =>
-    message('D', int16(values.length), ...values.map((v) => (v === null ? int32(-1) : Buffer.concat([int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')])))),
-  commandComplete: (tag: string): Buffer => message('C', cstring(tag)),
+    backendMessage('D', int16(values.length), ...values.map((v) => (v === null ? int32(-1) : Buffer.concat([int32(Buffer.byteLength(v)), Buffer.from(v, 'utf8')])))),
+  commandComplete: (tag: string): Buffer => backendMessage('C', cstring(tag)),
   error: (code: string, text: string, severity = 'ERROR'): Buffer =>
-    message('E', cstring(`S${severity}`), cstring(`V${severity}`), cstring(`C${code}`), cstring(`M${text}`), Buffer.from([0])),
-  notice: (text: string): Buffer => message('N', cstring('SNOTICE'), cstring('VNOTICE'), cstring('C00000'), cstring(`M${text}`), Buffer.from([0])),
-  parseComplete: (): Buffer => message('1'),
-  bindComplete: (): Buffer => message('2'),
-  noData: (): Buffer => message('n'),
-  parameterDescription: (oids: readonly number[]): Buffer => message('t', int16(oids.length), ...oids.map(int32)),
+    backendMessage('E', cstring(`S${severity}`), cstring(`V${severity}`), cstring(`C${code}`), cstring(`M${text}`), Buffer.from([0])),
+  notice: (text: string): Buffer => backendMessage('N', cstring('SNOTICE'), cstring('VNOTICE'), cstring('C00000'), cstring(`M${text}`), Buffer.from([0])),
+  parseComplete: (): Buffer => backendMessage('1'),
+  bindComplete: (): Buffer => backendMessage('2'),
+  noData: (): Buffer => backendMessage('n'),
+  parameterDescription: (oids: readonly number[]): Buffer => backendMessage('t', int16(oids.length), ...oids.map(int32)),
 };
 
 /**
