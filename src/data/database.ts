@@ -20,6 +20,13 @@ export interface QueryOptions {
    * so it gets a fresh plan and fresh parameter types (after DDL that changed a column's type, say).
    */
   readonly prepare?: boolean;
+  /**
+   * Postgres, when the connection is lost with the statement in flight: `true` says it only reads,
+   * so the failure is a retryable ConnectionLost; `false` says it may write (OutcomeUnknown). Unset,
+   * the text decides, and only a statement that certainly reads (no calls but known
+   * side-effect-free functions) counts as a read.
+   */
+  readonly readOnly?: boolean;
 }
 
 export interface StreamOptions {

@@ -29,6 +29,7 @@ export const DataErrorCode = {
   NetworkFilesystem: 'DB_NETWORK_FILESYSTEM',
   InvalidConfig: 'DB_INVALID_CONFIG',
   TransactionState: 'DB_TRANSACTION_STATE',
+  OutsideTransaction: 'DB_OUTSIDE_TRANSACTION',
   ReadTooLong: 'DB_READ_TOO_LONG',
   KvCapExceeded: 'KV_CAP_EXCEEDED',
   KvInvalidArgument: 'KV_INVALID_ARGUMENT',
@@ -321,6 +322,19 @@ export class TransactionStateError extends DbError {
   static override readonly code = DataErrorCode.TransactionState;
   constructor(message: string) {
     super(message, {}, DataErrorCode.TransactionState, false);
+  }
+}
+
+/**
+ * A write on a database from inside its own `transaction` (or SQLite `session`) callback, on the
+ * database rather than on the callback's `tx`: refused on both backends, since it would run
+ * outside the transaction (Postgres: committed on its own, whatever the transaction then does;
+ * SQLite: waiting for the writer the transaction holds, until AcquireTimeout). Use `tx`.
+ */
+export class OutsideTransaction extends DbError {
+  static override readonly code = DataErrorCode.OutsideTransaction;
+  constructor(what: string) {
+    super(`${what} on the database inside its own transaction callback would run outside the transaction: use the callback's tx (or outsideTransaction(() => ...) to mean it)`, {}, DataErrorCode.OutsideTransaction, false);
   }
 }
 

@@ -25,7 +25,9 @@ import { Pool, type ReadyOptions } from './pool.js';
 import { POOL_DEFAULTS, resolvePoolConfig, type PoolConfig } from './pool-config.js';
 import { PG_CONFIG_KEYS, postgresConfig, type PostgresSource } from './postgres-config.js';
 import { PostgresListener, type ListenOptions } from './postgres-listener.js';
+import { isReadOnlySql } from './pg/classify.js';
 import { POSTGRES_DIALECT, runTransaction } from './transaction.js';
+import { inTransactionOf, refusedInOwnTransaction } from './transaction-scope.js';
 import type { Result, Row, Value } from './values.js';
 
 export interface PostgresPoolConfig extends Partial<PgConfig>, PoolConfig, PostgresSource {
@@ -146,6 +148,8 @@ export class PostgresDatabase implements Database {
   }
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
+    const refused = refusedInOwnTransaction(this, 'a write', () => options?.readOnly !== true && !isReadOnlySql(sql));
+    if (refused !== undefined) return Promise.reject(refused);
     // The common case without a promise of our own: a shared connection and nobody waiting to lease one.
     const conn = this.pool.waiting === 0 ? this.pool.shared() : undefined;
     if (conn !== undefined) return conn.query<R>(sql, params, ctx, options);
@@ -179,9 +183,11 @@ export class PostgresDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const refused = refusedInOwnTransaction(this, 'a write transaction', () => options.readOnly !== true);
+    if (refused !== undefined) throw refused;
     const lease = await this.pool.acquire(options.ctx);
     try {
-      return await runTransaction(lease.conn, POSTGRES_DIALECT, fn, options);
+      return await runTransaction(lease.conn, POSTGRES_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options);
     } finally {
       lease.release();
     }

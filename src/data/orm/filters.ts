@@ -8,12 +8,17 @@ import type { Value } from '../values.js';
 import type { Dialect } from './dialect.js';
 import { quoteIdent } from './dialect.js';
 import { isColumnRef, type ColumnRef } from './model.js';
-import { compileSql, type SqlFragment } from './sql.js';
+import { compileSql, isSqlFragment, type SqlFragment } from './sql.js';
 import { encodeValue } from './types.js';
 
+/** The comparison operators, the only text a condition puts between its operands. */
+const CMP_OPS = new Set(['=', '<>', '<', '<=', '>', '>=']);
 type CmpOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
 
-export type Condition =
+/** The brand of conditions: module-private, so JSON cannot pass for one (see isCondition). */
+const CONDITION = Symbol('molo.orm.condition');
+
+type Node =
   | { readonly t: 'cmp'; readonly col: ColumnRef; readonly op: CmpOp; readonly value: unknown }
   | { readonly t: 'in'; readonly col: ColumnRef; readonly values: readonly unknown[]; readonly negate: boolean }
   | { readonly t: 'like'; readonly col: ColumnRef; readonly pattern: string }
@@ -22,30 +27,41 @@ export type Condition =
   | { readonly t: 'not'; readonly item: Condition }
   | { readonly t: 'sql'; readonly fragment: SqlFragment };
 
+/** A filter built by `eq`, `and`, `where(sql...)`, ...: plain data, branded so it cannot be forged. */
+export type Condition = Node & { readonly [CONDITION]: true };
+
+const make = (node: Node): Condition => Object.freeze({ ...node, [CONDITION]: true }) as Condition;
+
+/** A condition made by this module's constructors (an object of the same shape from JSON is not). */
+export function isCondition(value: unknown): value is Condition {
+  return typeof value === 'object' && value !== null && (value as Partial<Record<typeof CONDITION, unknown>>)[CONDITION] === true;
+}
+
 type Operand<T> = T | ColumnRef<T> | ColumnRef<NonNullable<T>>;
 
+const cmp = (col: ColumnRef, op: CmpOp, value: unknown): Condition => make({ t: 'cmp', col, op, value });
+const nullTest = (col: ColumnRef, negate: boolean): Condition => make({ t: 'null', col, negate });
+
 /** `col = value` (or another column); `eq(col, null)` is `IS NULL`. */
-export const eq = <T>(col: ColumnRef<T>, value: Operand<T>): Condition =>
-  value === null ? { t: 'null', col, negate: false } : { t: 'cmp', col, op: '=', value };
+export const eq = <T>(col: ColumnRef<T>, value: Operand<T>): Condition => (value === null ? nullTest(col, false) : cmp(col, '=', value));
 /** `col <> value`; `ne(col, null)` is `IS NOT NULL`. */
-export const ne = <T>(col: ColumnRef<T>, value: Operand<T>): Condition =>
-  value === null ? { t: 'null', col, negate: true } : { t: 'cmp', col, op: '<>', value };
-export const lt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '<', value });
-export const lte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '<=', value });
-export const gt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '>', value });
-export const gte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => ({ t: 'cmp', col, op: '>=', value });
+export const ne = <T>(col: ColumnRef<T>, value: Operand<T>): Condition => (value === null ? nullTest(col, true) : cmp(col, '<>', value));
+export const lt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => cmp(col, '<', value);
+export const lte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => cmp(col, '<=', value);
+export const gt = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => cmp(col, '>', value);
+export const gte = <T>(col: ColumnRef<T>, value: Operand<NonNullable<T>>): Condition => cmp(col, '>=', value);
 /** `col IN (values)`; an empty list matches nothing. */
-export const inList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => ({ t: 'in', col, values, negate: false });
-export const notInList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => ({ t: 'in', col, values, negate: true });
+export const inList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => make({ t: 'in', col, values, negate: false });
+export const notInList = <T>(col: ColumnRef<T>, values: readonly NonNullable<T>[]): Condition => make({ t: 'in', col, values, negate: true });
 /** Case-sensitive LIKE on both backends: `%` any run, `_` one character, `\` escapes. */
-export const like = (col: ColumnRef<string> | ColumnRef<string | null>, pattern: string): Condition => ({ t: 'like', col, pattern });
-export const isNull = (col: ColumnRef): Condition => ({ t: 'null', col, negate: false });
-export const isNotNull = (col: ColumnRef): Condition => ({ t: 'null', col, negate: true });
-export const and = (...items: Condition[]): Condition => ({ t: 'and', items });
-export const or = (...items: Condition[]): Condition => ({ t: 'or', items });
-export const not = (item: Condition): Condition => ({ t: 'not', item });
+export const like = (col: ColumnRef<string> | ColumnRef<string | null>, pattern: string): Condition => make({ t: 'like', col, pattern });
+export const isNull = (col: ColumnRef): Condition => nullTest(col, false);
+export const isNotNull = (col: ColumnRef): Condition => nullTest(col, true);
+export const and = (...items: Condition[]): Condition => make({ t: 'and', items });
+export const or = (...items: Condition[]): Condition => make({ t: 'or', items });
+export const not = (item: Condition): Condition => make({ t: 'not', item });
 /** A raw condition from the `sql` tag (its values are bound). */
-export const where = (fragment: SqlFragment): Condition => ({ t: 'sql', fragment });
+export const where = (fragment: SqlFragment): Condition => make({ t: 'sql', fragment });
 
 /** How conditions compile: the dialect, the parameters so far, and whether to qualify columns. */
 export interface CompileContext {
@@ -56,6 +72,7 @@ export interface CompileContext {
 }
 
 export function columnSql(col: ColumnRef, cc: CompileContext): string {
+  if (!isColumnRef(col)) throw new InvalidQuery('not a column reference (use Model.c.<column>)');
   if (!cc.tables.includes(col.table)) throw new InvalidQuery(`column ${col.table}.${col.name} is not from a table of this query (${cc.tables.join(', ')}); join it first`);
   return cc.tables.length > 1 ? `${quoteIdent(col.table)}.${quoteIdent(col.name)}` : quoteIdent(col.name);
 }
@@ -65,14 +82,22 @@ function bind(cc: CompileContext, value: Value): string {
   return cc.dialect.placeholder(cc.params.length);
 }
 
+/**
+ * The SQL of a condition. Each node is checked again here (brand, operator, parts), since the
+ * constructors take whatever a caller casts into them: only constant text from this module reaches
+ * the statement, and everything else is a bound value or a typed refusal.
+ */
 export function compileCondition(cond: Condition, cc: CompileContext): string {
+  if (!isCondition(cond)) throw new InvalidQuery('not a condition (build one with eq, and, where(sql`...`), ... or pass { column: value })');
   switch (cond.t) {
     case 'cmp': {
+      if (!CMP_OPS.has(cond.op)) throw new InvalidQuery(`not a comparison operator: ${JSON.stringify(String(cond.op))}`);
       const left = columnSql(cond.col, cc);
       const right = isColumnRef(cond.value) ? columnSql(cond.value, cc) : bind(cc, encodeValue(cond.col.kind, cond.value, cond.col.name));
       return `${left} ${cond.op} ${right}`;
     }
     case 'in': {
+      if (!Array.isArray(cond.values)) throw new InvalidQuery('inList() needs an array of values');
       if (cond.values.length === 0) return cond.negate ? '1 = 1' : '1 = 0';
       const left = columnSql(cond.col, cc);
       const encoded = cond.values.map((v) => encodeValue(cond.col.kind, v, cond.col.name));
@@ -91,6 +116,7 @@ export function compileCondition(cond: Condition, cc: CompileContext): string {
       return `${columnSql(cond.col, cc)} IS ${cond.negate ? 'NOT ' : ''}NULL`;
     case 'and':
     case 'or': {
+      if (!Array.isArray(cond.items)) throw new InvalidQuery(`${cond.t}() needs conditions`);
       if (cond.items.length === 0) return cond.t === 'and' ? '1 = 1' : '1 = 0';
       if (cond.items.length === 1) return compileCondition(cond.items[0]!, cc);
       return `(${cond.items.map((item) => compileCondition(item, cc)).join(cond.t === 'and' ? ' AND ' : ' OR ')})`;
@@ -98,6 +124,7 @@ export function compileCondition(cond: Condition, cc: CompileContext): string {
     case 'not':
       return `NOT (${compileCondition(cond.item, cc)})`;
     case 'sql':
+      if (!isSqlFragment(cond.fragment)) throw new InvalidQuery('where() needs a fragment from the sql tag');
       return `(${compileSql(cond.fragment, cc.params).text})`;
     default:
       throw new InvalidQuery(`not a condition: ${JSON.stringify((cond as { t?: unknown }).t)}`);
@@ -106,13 +133,14 @@ export function compileCondition(cond: Condition, cc: CompileContext): string {
 
 /** `{ email: 'a', deletedAt: null }` as equality conditions on the model's columns. */
 export function matchConditions(refs: Readonly<Record<string, ColumnRef>>, table: string, match: Record<string, unknown>): Condition[] {
+  if (typeof match !== 'object' || match === null || Array.isArray(match)) throw new InvalidQuery('where() takes a condition or { column: value } equalities');
   const out: Condition[] = [];
   for (const key of Object.keys(match)) {
     const col = Object.hasOwn(refs, key) ? refs[key] : undefined;
     if (col === undefined) throw new InvalidQuery(`${table} has no column ${JSON.stringify(key)}`);
     const value = match[key];
     if (value === undefined) continue;
-    out.push(value === null ? { t: 'null', col, negate: false } : { t: 'cmp', col, op: '=', value });
+    out.push(value === null ? nullTest(col, false) : cmp(col, '=', value));
   }
   return out;
 }

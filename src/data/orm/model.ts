@@ -114,9 +114,16 @@ export type InsertOfFields<F extends Fields, V extends string> = { [K in Require
   [K in OptionalKeys<F, V>]?: ValueOf<F[K]>;
 };
 
+/**
+ * Brands of the builder's objects: module-private symbols, so JSON from a request (which has no
+ * symbol keys) cannot pass for a column reference or a model. Never recognise these by shape.
+ */
+const COLUMN = Symbol('molo.orm.column');
+const MODEL = Symbol('molo.orm.model');
+
 /** A typed reference to a model's column, for filters, ordering, joins and selections: `User.c.email`. */
 export interface ColumnRef<T = unknown> {
-  readonly __column: true;
+  readonly [COLUMN]: true;
   readonly table: string;
   readonly name: string;
   readonly kind: FieldKind;
@@ -128,6 +135,7 @@ export interface ColumnRef<T = unknown> {
 export type ColumnRefs<F extends Fields> = { readonly [K in keyof F]: ColumnRef<ValueOf<F[K]>> };
 
 export interface Model<F extends Fields = Fields, V extends string = string> {
+  readonly [MODEL]: true;
   readonly table: string;
   readonly fields: F;
   readonly meta: ModelMeta;
@@ -275,12 +283,18 @@ export function defineModel<const F extends Fields, const V extends keyof F & st
     ...(versionColumn === undefined ? {} : { versionColumn }),
   };
   const refs: Record<string, ColumnRef> = {};
-  for (const col of columns) refs[col.name] = Object.freeze({ __column: true, table, name: col.name, kind: col.kind, nullable: col.nullable }) as ColumnRef;
-  return { table, fields, meta, c: Object.freeze(refs), hooks: options.hooks ?? {}, relations: new Map() } as unknown as Model<F, V>;
+  for (const col of columns) refs[col.name] = Object.freeze({ [COLUMN]: true, table, name: col.name, kind: col.kind, nullable: col.nullable }) as ColumnRef;
+  return { [MODEL]: true, table, fields, meta, c: Object.freeze(refs), hooks: options.hooks ?? {}, relations: new Map() } as unknown as Model<F, V>;
 }
 
+/** A column reference made by `defineModel` (never a look-alike object). */
 export function isColumnRef(value: unknown): value is ColumnRef {
-  return typeof value === 'object' && value !== null && (value as { __column?: unknown }).__column === true;
+  return typeof value === 'object' && value !== null && (value as Partial<Record<typeof COLUMN, unknown>>)[COLUMN] === true;
+}
+
+/** A model made by `defineModel` (never a look-alike object). */
+export function isModel(value: unknown): value is AnyModel {
+  return typeof value === 'object' && value !== null && (value as Partial<Record<typeof MODEL, unknown>>)[MODEL] === true;
 }
 
 /** The column of `meta` called `name`, or undefined. */

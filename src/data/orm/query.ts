@@ -8,13 +8,13 @@
  */
 import { InvalidQuery, OrmTooManyRows } from './errors.js';
 import type { Row, Value } from '../values.js';
-import { aggregateDecoder, isAggregate, type Aggregate } from './aggregates.js';
+import { aggregateDecoder, aggregateSql, isAggregate, type Aggregate } from './aggregates.js';
 import { codecFor, decodeRows, decodeShape, shapeDecoders, type Decoder, type ModelCodec } from './codec.js';
 import { quoteIdent } from './dialect.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { exec, type Scope } from './execute.js';
-import { columnSql, compileCondition, matchConditions, type CompileContext, type Condition } from './filters.js';
-import { isColumnRef, type AnyModel, type ColumnOf, type ColumnRef, type RowOf } from './model.js';
+import { and, columnSql, compileCondition, eq, gt, isCondition, lt, matchConditions, or, type CompileContext, type Condition } from './filters.js';
+import { isColumnRef, isModel, type AnyModel, type ColumnOf, type ColumnRef, type RowOf } from './model.js';
 import { preload } from './relations.js';
 import { deleteWhere, updateWhere } from './write-bulk.js';
 
@@ -68,7 +68,11 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
     this.codec = codecFor(model, scope.shared.backend);
   }
 
-  /** AND-ed with earlier conditions: a condition (`eq(User.c.email, x)`) or `{ column: value }` equalities. */
+  /**
+   * AND-ed with earlier conditions: a condition (`eq(User.c.email, x)`) or `{ column: value }`
+   * equalities. Only conditions made by this module's constructors count as conditions; any other
+   * object is `{ column: value }`, whose values are bound, so request JSON cannot add SQL.
+   */
   where(condition: Condition | Partial<RowOf<M>>): this {
     if (isCondition(condition)) this.conds.push(condition);
     else this.conds.push(...matchConditions(this.model.c as Record<string, ColumnRef>, this.model.table, condition as Record<string, unknown>));
@@ -227,12 +231,15 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
 
   private ref(column: ColumnRef | string): ColumnRef {
     if (isColumnRef(column)) return column;
+    if (typeof column !== 'string') throw new InvalidQuery(`not a column of ${this.model.table}: ${describe(column)}`);
     const ref = Object.hasOwn(this.model.c, column) ? (this.model.c as Record<string, ColumnRef>)[column] : undefined;
     if (ref === undefined) throw new InvalidQuery(`${this.model.table} has no column ${JSON.stringify(column)}`);
     return ref;
   }
 
   private addJoin(kind: 'INNER' | 'LEFT', model: AnyModel, on: Condition): this {
+    if (!isModel(model)) throw new InvalidQuery('join() needs a model made by defineModel');
+    if (!isCondition(on)) throw new InvalidQuery('join() needs a condition (eq(A.c.x, B.c.y), ...)');
     if (model.table === this.model.table || this.joins.some((j) => j.model.table === model.table)) {
       throw new InvalidQuery(`${model.table} is already in the query (self-joins need raw SQL)`);
     }
@@ -285,8 +292,7 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
     return (selection as [string, ColumnRef | Aggregate<unknown>][])
       .map(([alias, value]) => {
         if (isColumnRef(value)) return `${columnSql(value, cc)} AS ${quoteIdent(alias)}`;
-        const arg = value.col === undefined ? '*' : columnSql(value.col, cc);
-        return `${value.fn}(${arg}) AS ${quoteIdent(alias)}`;
+        return `${aggregateSql(value, (col) => columnSql(col, cc))} AS ${quoteIdent(alias)}`;
       })
       .join(', ');
   }
@@ -383,18 +389,18 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
   }
 }
 
-const CONDITION_TAGS = new Set(['cmp', 'in', 'like', 'null', 'and', 'or', 'not', 'sql']);
-
-/** A condition object (from eq, and, ...) rather than `{ column: value }` equalities. */
-function isCondition(value: unknown): value is Condition {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.t === 'string' && CONDITION_TAGS.has(v.t) && (isColumnRef(v.col) || Array.isArray(v.items) || typeof v.item === 'object' || typeof v.fragment === 'object');
+function count(what: string, n: number, min: number): number {
+  if (!Number.isSafeInteger(n) || n < min) throw new InvalidQuery(`${what} must be an integer ≥ ${min}, got ${describe(n)}`);
+  return n;
 }
 
-function count(what: string, n: number, min: number): number {
-  if (!Number.isSafeInteger(n) || n < min) throw new InvalidQuery(`${what} must be an integer ≥ ${min}, got ${String(n)}`);
-  return n;
+/** A caller's value for an error message, whatever it is (a null-prototype object has no toString). */
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value)?.slice(0, 80) ?? typeof value;
+  } catch {
+    return typeof value;
+  }
 }
 
 /** Rows after `values` in this order: (a > x) OR (a = x AND b > y) OR ..., each `>` a `<` going down. */
@@ -402,9 +408,9 @@ function keysetCondition(orders: readonly Order[], values: readonly unknown[]): 
   const branches: Condition[] = [];
   for (let i = 0; i < orders.length; i++) {
     const items: Condition[] = [];
-    for (let j = 0; j < i; j++) items.push({ t: 'cmp', col: orders[j]!.col, op: '=', value: values[j] });
-    items.push({ t: 'cmp', col: orders[i]!.col, op: orders[i]!.dir === 'asc' ? '>' : '<', value: values[i] });
-    branches.push(items.length === 1 ? items[0]! : { t: 'and', items });
+    for (let j = 0; j < i; j++) items.push(eq(orders[j]!.col, values[j]));
+    items.push((orders[i]!.dir === 'asc' ? gt : lt)(orders[i]!.col, values[i] as never));
+    branches.push(items.length === 1 ? items[0]! : and(...items));
   }
-  return branches.length === 1 ? branches[0]! : { t: 'or', items: branches };
+  return branches.length === 1 ? branches[0]! : or(...branches);
 }

@@ -34,6 +34,11 @@ export interface CompiledSql {
 }
 
 function tag(strings: TemplateStringsArray, ...values: unknown[]): SqlFragment {
+  // A template's strings array is frozen and has `raw`; an array from JSON (or built at run time) is
+  // neither, and calling the tag as a function with one would put its text in the statement.
+  if (!Array.isArray(strings) || !Object.isFrozen(strings) || !Array.isArray((strings as TemplateStringsArray).raw) || strings.length !== values.length + 1) {
+    throw new InvalidQuery('sql must be used as a template tag: sql`... ${value} ...`');
+  }
   return { [FRAGMENT]: true, strings: [...strings], values };
 }
 
@@ -72,6 +77,7 @@ export const sql = Object.assign(tag, {
  * (so a fragment can sit inside a builder's statement).
  */
 export function compileSql(fragment: SqlFragment, params: Value[] = []): CompiledSql {
+  if (!isSqlFragment(fragment)) throw new InvalidQuery('not a fragment from the sql tag');
   let text = '';
   const walk = (piece: SqlFragment): void => {
     const { strings, values } = piece;

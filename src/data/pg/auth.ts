@@ -7,16 +7,22 @@
  * `ProtocolError` (malformed) or `AuthFailed` (the server said no, or could not prove it knows the
  * password). No error message ever contains the password or anything derived from it.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import saslprep from '@mongodb-js/saslprep';
 import { AuthFailed, ProtocolError } from '../errors.js';
 
 /**
- * Most PBKDF2 iterations a server may ask for. pbkdf2Sync blocks the event loop for the whole
- * derivation (about 0.3 s per million iterations on a current core), so a hostile or misconfigured
- * server must not be able to stall the process for seconds. Postgres uses 4096 by default.
+ * Most PBKDF2 iterations a server may ask for. The derivation runs on libuv's thread pool (about
+ * 0.3 s of a core per million iterations), never on the event loop; the cap bounds the CPU a
+ * hostile or misconfigured server can make each connection spend. Postgres uses 4096 by default.
  */
 export const MAX_SCRAM_ITERATIONS = 1_000_000;
+/**
+ * Salted passwords kept, by (password, salt, iterations): a pool reconnecting to the same server
+ * derives once, not once per connection. Postgres stores one salt per role, so a few entries serve
+ * every role a process logs in as.
+ */
+export const SCRAM_CACHE_SIZE = 16;
 /** Longest server SCRAM message accepted; Postgres sends about 100 characters. */
 export const MAX_SCRAM_MESSAGE_LENGTH = 4096;
 /** 18 random bytes, as libpq uses: 24 base64 characters. */
@@ -90,13 +96,21 @@ export class ScramClient {
     return GS2_HEADER + this.clientFirstBare;
   }
 
-  clientFinalMessage(serverFirst: string): string {
+  /**
+   * Checks the server-first message at once (throws ProtocolError if it is malformed or out of
+   * order), then derives the proof off the event loop.
+   */
+  clientFinalMessage(serverFirst: string): Promise<string> {
     this.step('first-sent', 'final-sent', 'client-final');
     const { nonce, salt, iterations } = this.parseServerFirst(serverFirst);
     const password = this.password ?? '';
     // The password is needed only for this derivation; drop our reference to it.
     this.password = undefined;
-    const saltedPassword = pbkdf2Sync(saslprepPassword(password), salt, iterations, KEY_LENGTH, 'sha256');
+    return saltedPasswordOf(saslprepPassword(password), salt, iterations).then((salted) => this.proof(serverFirst, nonce, salted));
+  }
+
+  private proof(serverFirst: string, nonce: string, salted: Buffer): string {
+    const saltedPassword = Buffer.from(salted); // our copy: the cache keeps its own
     const clientFinalWithoutProof = `c=${CHANNEL_BINDING},r=${nonce}`;
     const authMessage = `${this.clientFirstBare},${serverFirst},${clientFinalWithoutProof}`;
     const clientKey = hmac(saltedPassword, 'Client Key');
@@ -168,6 +182,32 @@ function checkMessage(message: unknown, what: string): asserts message is string
   if (typeof message !== 'string') throw new ProtocolError(`SCRAM ${what} message is not text`);
   if (message.length > MAX_SCRAM_MESSAGE_LENGTH) throw new ProtocolError(`SCRAM ${what} message longer than ${MAX_SCRAM_MESSAGE_LENGTH} characters (MAX_SCRAM_MESSAGE_LENGTH)`);
   if (!/^[\x21-\x7e]+$/.test(message)) throw new ProtocolError(`SCRAM ${what} message is empty or holds characters outside printable ASCII`);
+}
+
+/** LRU of salted-password derivations (in flight or done), by a digest of their inputs. */
+const saltedPasswords = new Map<string, Promise<Buffer>>();
+
+/** PBKDF2-SHA-256 of the password on the thread pool, shared by concurrent and later logins with the same inputs. */
+function saltedPasswordOf(password: string, salt: Buffer, iterations: number): Promise<Buffer> {
+  const key = createHash('sha256').update('molo.scram\0').update(String(Buffer.byteLength(password))).update('\0').update(password).update(salt).update(`\0${iterations}`).digest('base64');
+  const cached = saltedPasswords.get(key);
+  if (cached !== undefined) {
+    saltedPasswords.delete(key);
+    saltedPasswords.set(key, cached);
+    return cached;
+  }
+  const derived = new Promise<Buffer>((resolve, reject) => {
+    pbkdf2(password, salt, iterations, KEY_LENGTH, 'sha256', (error, result) => (error === null ? resolve(result) : reject(new ProtocolError('SCRAM key derivation failed', { cause: error }))));
+  });
+  derived.catch(() => saltedPasswords.delete(key));
+  saltedPasswords.set(key, derived);
+  if (saltedPasswords.size > SCRAM_CACHE_SIZE) saltedPasswords.delete(saltedPasswords.keys().next().value!);
+  return derived;
+}
+
+/** Forgets every cached salted password (tests; a password rotation needs nothing: new inputs, new key). */
+export function clearScramCache(): void {
+  saltedPasswords.clear();
 }
 
 function hmac(key: Buffer, data: string): Buffer {

@@ -88,7 +88,7 @@ export class PgConnection implements DriverConnection {
     if (values.length > MAX_PARAMETERS) throw new TooManyParameters(values.length, MAX_PARAMETERS, { connection: this.#config.redacted });
     const timeoutMs = remainingMs(ctx);
     const oneOff = options?.prepare === false;
-    const request = new QueryRequest(sql, values, maxRowsOf(options), timeoutMs, ctx?.debug === true, values.length > 0 || oneOff, oneOff);
+    const request = new QueryRequest(sql, values, maxRowsOf(options), timeoutMs, ctx?.debug === true, values.length > 0 || oneOff, oneOff, options?.readOnly);
     return (await this.#call(request, request, timeoutMs, ctx)) as Result<R>;
   }
 
@@ -103,7 +103,7 @@ export class PgConnection implements DriverConnection {
         const values = params ?? NO_VALUES;
         if (values.length > MAX_PARAMETERS) throw new TooManyParameters(values.length, MAX_PARAMETERS, { connection: this.#config.redacted });
         const ms = remainingMs(queryCtx);
-        const q = new QueryRequest(sql, values, maxRowsOf(options), ms, queryCtx?.debug === true, true);
+        const q = new QueryRequest(sql, values, maxRowsOf(options), ms, queryCtx?.debug === true, true, false, options?.readOnly);
         return (await this.#call(q, q, ms, queryCtx)) as Result<R>;
       },
       close: async (): Promise<void> => {
@@ -249,8 +249,8 @@ export class PgConnection implements DriverConnection {
     if (error instanceof MailboxFull) return new QueueFull('pg.maxQueued', this.#config.maxQueued, { connection, cause: error });
     if (error instanceof CalleeExited) {
       // The actor died with the statement in its hands: only a read is safe to repeat.
-      const sql = (request as { sql?: unknown }).sql;
-      const read = typeof sql === 'string' && isReadOnlySql(sql);
+      const { sql, readOnly } = request as { sql?: unknown; readOnly?: boolean };
+      const read = readOnly ?? (typeof sql === 'string' && isReadOnlySql(sql));
       return read ? new ConnectionLost('the connection actor exited', { connection, cause: error }) : new OutcomeUnknown('the connection actor exited', { connection, cause: error });
     }
     return new ConnectionLost('the connection actor is gone', { connection, cause: error });

@@ -41,6 +41,12 @@ export interface PgConfig {
   readonly allowMd5?: boolean;
   /** Cleartext password auth is refused (AuthMethodRefused) unless set. */
   readonly allowCleartext?: boolean;
+  /**
+   * Refuse (AuthMethodRefused) a server that lets us in without asking for the password, or, with
+   * SCRAM, without proving it knows it. Default: on when a password is configured (libpq's
+   * `require_auth`); set false for a server that may trust some hosts.
+   */
+  readonly requireAuth?: boolean;
   /** Whole connect, TCP to ReadyForQuery: default 10 s, at most 120 s. */
   readonly connectTimeoutMs?: number;
   /** `application_name`, shown in pg_stat_activity; default 'molo'. */
@@ -70,6 +76,7 @@ export interface ResolvedPgConfig {
   readonly ssl: false | ConnectionOptions;
   readonly allowMd5: boolean;
   readonly allowCleartext: boolean;
+  readonly requireAuth: boolean;
   readonly connectTimeoutMs: number;
   readonly startup: Readonly<Record<string, string>>;
   readonly statementCacheSize: number;
@@ -134,6 +141,7 @@ export function resolvePgConfig(config: PgConfig): ResolvedPgConfig {
     ssl,
     allowMd5: config.allowMd5 === true,
     allowCleartext: config.allowCleartext === true,
+    requireAuth: flag('pg.requireAuth', config.requireAuth, password !== undefined),
     connectTimeoutMs: integer('pg.connectTimeoutMs', config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_CONNECT_TIMEOUT_MS),
     startup,
     statementCacheSize: integer('pg.statementCacheSize', config.statementCacheSize ?? DEFAULT_STATEMENT_CACHE_SIZE, 0, MAX_STATEMENT_CACHE_SIZE),
@@ -143,6 +151,12 @@ export function resolvePgConfig(config: PgConfig): ResolvedPgConfig {
     metrics: config.metrics,
     redacted: Object.freeze({ backend: 'postgres', host, port, database, user }),
   };
+}
+
+function flag(option: string, value: boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidDataConfig(option, `must be true or false, got ${String(value)}`);
+  return value;
 }
 
 function integer(option: string, value: number, min: number, max: number): number {

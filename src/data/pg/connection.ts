@@ -69,7 +69,12 @@ const CONNECT_TIMEOUT = Symbol('pg.connect-timeout');
 const CLOSE_TIMEOUT = Symbol('pg.close-timeout');
 const CANCEL_SETTLED = Symbol('pg.cancel-settled');
 
-type Info = SocketEvent | AbortRequest | typeof FLUSH | typeof TICK | typeof CONNECT_TIMEOUT | typeof CLOSE_TIMEOUT | typeof CANCEL_SETTLED;
+/** Slow startup work (the SCRAM key derivation) settled: the message to send, or why it failed. */
+class HandshakeStep {
+  constructor(readonly outcome: Buffer | DbError) {}
+}
+
+type Info = SocketEvent | AbortRequest | HandshakeStep | typeof FLUSH | typeof TICK | typeof CONNECT_TIMEOUT | typeof CLOSE_TIMEOUT | typeof CANCEL_SETTLED;
 
 export interface ConnectionArgs {
   readonly config: ResolvedPgConfig;
@@ -115,7 +120,19 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     this.#writer = new QueryWriter(config.types);
     const metrics = pgMetrics(config.metrics);
     this.#metricsOn = metrics !== undefined;
-    this.#handshake = new Handshake(config, args.password, (message) => this.write(message));
+    this.#handshake = new Handshake(
+      config,
+      args.password,
+      (message) => this.write(message),
+      (work) => {
+        const self = this.ctx.self;
+        const system = this.ctx.system;
+        work.then(
+          (message) => system.send(self, new HandshakeStep(message)),
+          (error: unknown) => system.send(self, new HandshakeStep(this.#handshake.redacted(error))),
+        );
+      },
+    );
     this.#responses = new Responses(this, this.#parser, args.notifications, metrics);
     this.#deadlines = new Deadlines(this);
     this.#notifications = args.notifications;
@@ -239,6 +256,11 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
         this.#lose(error instanceof DbError ? error : new ProtocolError(String((error as Error)?.message ?? error), { cause: error }));
       }
       return;
+    }
+    if (message instanceof HandshakeStep) {
+      if (this.#state !== State.Startup) return;
+      if (message.outcome instanceof DbError) return this.#lose(message.outcome);
+      return this.write(message.outcome);
     }
     if (message === FLUSH) return this.#flush();
     if (message === TICK) return this.#deadlines.tick(Date.now());
@@ -478,9 +500,10 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
       this.stop(shutdownWith(failure));
       return;
     }
-    this.ctx.log.info({ event: 'pg.connection_lost', connection: this.config.redacted, reason: error.message }, 'connection lost');
-    failAll(this, error);
+    const protocol = cause instanceof ProtocolError ? cause : undefined;
+    this.ctx.log[protocol === undefined ? 'info' : 'warn']({ event: protocol === undefined ? 'pg.connection_lost' : 'pg.protocol_error', connection: this.config.redacted, reason: error.message }, 'connection lost');
+    failAll(this, error, protocol);
     for (const waiter of this.#closeWaiters) waiter.reply(undefined);
-    this.stop(shutdownWith(error));
+    this.stop(shutdownWith(protocol ?? error));
   }
 }

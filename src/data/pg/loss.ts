@@ -3,13 +3,15 @@
  * while no transaction could be open, fails with retryable ConnectionLost; any other statement in
  * flight may or may not have taken effect and fails with OutcomeUnknown (never retryable).
  * Statements never written fail with ConnectionLost: they certainly did nothing.
+ * When the connection ended itself on a ProtocolError (the server broke the message order), the
+ * statements in flight fail with that ProtocolError: no answer from that stream can be trusted.
  *
  * "Only read" is decided here, at loss time, so the hot path pays nothing: walking the in-flight
  * statements in order from the last known transaction status, the first one that is not a plain
  * read might have opened a transaction, so everything after it is in doubt too.
  */
 import type { DatabaseError } from 'pg-protocol/dist/messages.js';
-import { ConnectionLost, DbError, OutcomeUnknown, type DbErrorOptions } from '../errors.js';
+import { ConnectionLost, DbError, OutcomeUnknown, ProtocolError, type DbErrorOptions } from '../errors.js';
 import { isReadOnlySql } from './classify.js';
 import type { ResolvedPgConfig } from './config.js';
 import { OpKind, type Op } from './ops.js';
@@ -40,12 +42,17 @@ export function lossError(host: LossHost, cause: unknown, message?: string, fata
   return new ConnectionLost(why, options);
 }
 
-/** Answers every op still waiting, then leaves the queues empty. */
-export function failAll(host: LossHost, base: ConnectionLost): void {
+/** Answers every op still waiting, then leaves the queues empty; `protocol`: the order violation that ended the connection. */
+export function failAll(host: LossHost, base: ConnectionLost, protocol?: ProtocolError): void {
   const message = base.message.replace(/^connection lost: /, '');
   const options = optionsOf(base);
   let maybeInTransaction = host.txStatus !== 'I';
   for (const op of host.pipeline.sent.drain()) {
+    if (protocol !== undefined) {
+      // One error per caller: each gets its own callerStack.
+      fail(op, new ProtocolError(protocol.message.replace(/^protocol error: /, ''), { connection: protocol.connection, cause: protocol }));
+      continue;
+    }
     const read = !maybeInTransaction && readsOnly(op);
     if (!read && op.kind !== OpKind.Prepare && op.kind !== OpKind.Close) maybeInTransaction = true;
     fail(op, read ? new ConnectionLost(message, options) : new OutcomeUnknown(message, options));
@@ -69,7 +76,7 @@ function readsOnly(op: Op): boolean {
     case OpKind.Query:
     case OpKind.Cursor:
     case OpKind.CopyOut:
-      return isReadOnlySql(op.sql);
+      return (op.request as { readOnly?: boolean }).readOnly ?? isReadOnlySql(op.sql);
     default:
       return false;
   }

@@ -15,6 +15,8 @@ export class QueryRequest {
     readonly extended: boolean,
     /** Never the statement cache: a fresh Parse as the unnamed statement. */
     readonly oneOff = false,
+    /** The caller's word on whether it only reads (QueryOptions.readOnly); undefined: judged from the text. */
+    readonly readOnly: boolean | undefined = undefined,
   ) {}
 }
 

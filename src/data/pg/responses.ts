@@ -3,6 +3,13 @@
  * answers in order). DataRow, CommandComplete, ReadyForQuery and the bodiless completions are
  * read inline (the hot path); the rest is parsed by pg-protocol through the checked MessageParser.
  * Anything out of place is a ProtocolError, which ends the connection.
+ *
+ * Because every answer goes to the head, one missing or extra message would shift all later
+ * answers to the wrong callers. So the order the protocol guarantees is checked: after an
+ * ErrorResponse only ReadyForQuery may come (the server skips to the Sync, or ends the simple
+ * Query); after an extended statement's completion, only its ReadyForQuery; and a statement's
+ * ReadyForQuery must follow its completion or error. Asynchronous messages (notices, notifications,
+ * parameter changes) may come anywhere.
  */
 import type { DatabaseError, NotificationResponseMessage, ParameterDescriptionMessage, ParameterStatusMessage, RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
 import { MAX_ROW_BYTES } from '../database.js';
@@ -35,7 +42,22 @@ export interface ResponseHost extends SessionHost {
   afterDone(): void;
 }
 
+/** Where the head op is in its answer, for the order checks. */
+const Phase = {
+  /** Still answering. */
+  Open: 0,
+  /** An extended statement completed (or any statement failed): only ReadyForQuery may follow. */
+  AwaitReady: 1,
+  /** A simple Query's statement completed: another result set, or ReadyForQuery. */
+  Completed: 2,
+} as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
+
 export class Responses implements FrameSink {
+  #phase: Phase = Phase.Open;
+  /** What put the head into AwaitReady, for the error message. */
+  #awaitReason = '';
+
   constructor(
     private readonly host: ResponseHost,
     private readonly parser: MessageParser,
@@ -46,6 +68,9 @@ export class Responses implements FrameSink {
   frame(type: number, buf: Buffer, start: number, end: number): void {
     const host = this.host;
     const op = host.pipeline.sent.peek();
+    if (this.#phase === Phase.AwaitReady && type !== Msg.ReadyForQuery && !isAsync(type)) {
+      throw new ProtocolError(`'${String.fromCharCode(type)}' after ${this.#awaitReason}, where only ReadyForQuery may come`);
+    }
     switch (type) {
       case Msg.DataRow: {
         if (op === undefined) throw new ProtocolError('DataRow with no statement in flight');
@@ -65,6 +90,7 @@ export class Responses implements FrameSink {
       }
       case Msg.CommandComplete:
         if (op === undefined) throw new ProtocolError('CommandComplete with no statement in flight');
+        this.#completed(op, 'CommandComplete');
         op.complete(cstringBody(buf, start, end));
         // Statements dropped behind the cache's back: forget them all (nothing left to Close).
         if (op.command === 'DEALLOCATE ALL' || op.command === 'DISCARD ALL') host.cache.clear();
@@ -84,6 +110,7 @@ export class Responses implements FrameSink {
         return;
       case Msg.EmptyQueryResponse:
         if (op === undefined) throw new ProtocolError('EmptyQueryResponse with no statement in flight');
+        this.#completed(op, 'EmptyQueryResponse');
         op.command = '';
         return;
       case Msg.PortalSuspended:
@@ -173,6 +200,9 @@ export class Responses implements FrameSink {
       host.log.warn({ event: 'pg.unsolicited_error', sqlstate: error.code }, error.message);
       return;
     }
+    // The server now skips to the Sync (or ends the simple Query): ReadyForQuery is next.
+    this.#phase = Phase.AwaitReady;
+    this.#awaitReason = 'ErrorResponse';
     const connection = host.config.redacted;
     const stmt = op.stmt;
     let failure: DbError;
@@ -197,11 +227,25 @@ export class Responses implements FrameSink {
   #readyForQuery(status: number): void {
     const host = this.host;
     if (status !== 0x49 && status !== 0x54 && status !== 0x45) throw new ProtocolError(`bad transaction status 0x${status.toString(16)}`);
+    const head = host.pipeline.sent.peek();
+    if (head === undefined) throw new ProtocolError('ReadyForQuery with no statement in flight');
+    // A statement always completes or fails before its ReadyForQuery; one that did neither would
+    // take the next statement's answer.
+    if (head.kind === OpKind.Query && this.#phase === Phase.Open) throw new ProtocolError('ReadyForQuery before the statement completed or failed');
+    this.#phase = Phase.Open;
     host.txStatus = status === 0x49 ? 'I' : status === 0x54 ? 'T' : 'E';
-    const op = host.pipeline.done(Date.now());
-    if (op === undefined) throw new ProtocolError('ReadyForQuery with no statement in flight');
+    const op = host.pipeline.done(Date.now())!;
     this.#finish(op);
     host.afterDone();
+  }
+
+  /** A statement's result ended: an extended statement has one, a simple Query one per statement of its text. */
+  #completed(op: Op, what: string): void {
+    if (op.kind !== OpKind.Query) return;
+    if (op.extended) {
+      this.#phase = Phase.AwaitReady;
+      this.#awaitReason = what;
+    } else this.#phase = Phase.Completed;
   }
 
   #finish(op: Op): void {
@@ -222,6 +266,11 @@ export class Responses implements FrameSink {
         return (op.session as CopySession).finished(host, op);
     }
   }
+}
+
+/** Messages the server may send at any time, between any others. */
+function isAsync(type: number): boolean {
+  return type === Msg.NoticeResponse || type === Msg.NotificationResponse || type === Msg.ParameterStatus;
 }
 
 /** Whether this op's Describe (statement) is the one that makes its statement ready. */

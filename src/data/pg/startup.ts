@@ -1,7 +1,8 @@
 /**
  * The startup conversation, from StartupMessage to the first ReadyForQuery: authentication
- * (SCRAM-SHA-256; MD5 and cleartext only when allowed), the backend's key for cancel requests and
- * its parameters. Every server message is untrusted; every failure is a typed DbError carrying the
+ * (SCRAM-SHA-256; MD5 and cleartext only when allowed; with `requireAuth`, on by default when a
+ * password is configured, a server that lets us in without asking for it is refused, as libpq's
+ * `require_auth` does), the backend's key for cancel requests and its parameters. Every server message is untrusted; every failure is a typed DbError carrying the
  * redacted connection, never the password.
  */
 import type { AuthenticationMD5Password, BackendKeyDataMessage, DatabaseError, ParameterStatusMessage, ReadyForQueryMessage } from 'pg-protocol/dist/messages.js';
@@ -29,6 +30,9 @@ export class Handshake {
   readonly serverParams: Record<string, string> = {};
   #scram: ScramClient | null = null;
   #scramVerified = false;
+  /** The server asked for the password and got it (cleartext, MD5) or proved it knows it (SCRAM). */
+  #authenticated = false;
+  #authOk = false;
   /** Held only until the first ReadyForQuery, in a private field (never in an inspectable property). */
   #secret: string | undefined;
 
@@ -36,6 +40,8 @@ export class Handshake {
     private readonly config: ResolvedPgConfig,
     password: string | undefined,
     private readonly write: (message: Buffer) => void,
+    /** Runs slow work (the SCRAM key derivation) off the loop; the connection writes its result when it settles. */
+    private readonly later: (work: Promise<Buffer>) => void,
   ) {
     this.#secret = password;
   }
@@ -51,7 +57,7 @@ export class Handshake {
     try {
       return this.#handle(type, buf, start, end, parser);
     } catch (error) {
-      throw this.#redacted(error);
+      throw this.redacted(error);
     }
   }
 
@@ -85,6 +91,7 @@ export class Handshake {
         const ready = parser.parse(type, buf, start, end) as ReadyForQueryMessage;
         if (ready.status !== 'I') throw new ProtocolError(`first ReadyForQuery reports transaction status '${ready.status}'`);
         if (this.#scram !== null && !this.#scramVerified) throw new AuthFailed('the server skipped the SCRAM final message (it never proved it knows the password)');
+        if (!this.#authOk) throw new ProtocolError('ReadyForQuery before AuthenticationOk');
         this.#secret = undefined;
         this.#scram = null;
         return true;
@@ -98,14 +105,20 @@ export class Handshake {
     switch (message.name) {
       case 'authenticationOk':
         if (this.#scram !== null && !this.#scramVerified) throw new AuthFailed('the server accepted the login before proving it knows the password (SCRAM final missing)');
+        // Without this, anything answering on the port (a hijacked address, a rogue server) gets
+        // our queries: it never had to show that it knows the password.
+        if (this.config.requireAuth && !this.#authenticated) throw new AuthMethodRefused('no', 'requireAuth: false');
+        this.#authOk = true;
         return;
       case 'authenticationCleartextPassword':
         if (!this.config.allowCleartext) throw new AuthMethodRefused('cleartext password', 'allowCleartext');
         this.write(serialize.password(this.#password()));
+        this.#authenticated = true;
         return;
       case 'authenticationMD5Password':
         if (!this.config.allowMd5) throw new AuthMethodRefused('MD5 password', 'allowMd5');
         this.write(serialize.password(md5PasswordMessage(this.config.user, this.#password(), (message as AuthenticationMD5Password).salt)));
+        this.#authenticated = true;
         return;
       case 'authenticationSASL': {
         const mechanisms = (message as SaslMessage).mechanisms ?? [];
@@ -119,12 +132,13 @@ export class Handshake {
       }
       case 'authenticationSASLContinue':
         if (this.#scram === null) throw new ProtocolError('SASL continue without a SASL exchange');
-        this.write(serialize.sendSCRAMClientFinalMessage(this.#scram.clientFinalMessage((message as SaslMessage).data ?? '')));
+        this.later(this.#scram.clientFinalMessage((message as SaslMessage).data ?? '').then((final) => serialize.sendSCRAMClientFinalMessage(final)));
         return;
       case 'authenticationSASLFinal':
         if (this.#scram === null) throw new ProtocolError('SASL final without a SASL exchange');
         this.#scram.verifyServerFinal((message as SaslMessage).data ?? '');
         this.#scramVerified = true;
+        this.#authenticated = true;
         return;
       default:
         throw new ProtocolError(`unexpected authentication message ${message.name}`);
@@ -137,7 +151,7 @@ export class Handshake {
   }
 
   /** Every startup failure names the server (redacted); errors of other kinds become ProtocolError. */
-  #redacted(error: unknown): DbError {
+  redacted(error: unknown): DbError {
     const failure = error instanceof DbError ? error : new ProtocolError(String((error as Error)?.message ?? error), { cause: error });
     if (failure.connection === undefined) Object.assign(failure, { connection: this.config.redacted });
     return failure;

@@ -18,6 +18,7 @@ import type { DataContext } from '../context.js';
 import type { Database, DatabaseHealth, PreparedStatement, Queryable, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
 import { ConnectionLost } from '../errors.js';
 import { runTransaction, SQLITE_DIALECT, type TransactionDialect } from '../transaction.js';
+import { inTransactionOf, refusedInOwnTransaction } from '../transaction-scope.js';
 import type { Result, Row, Value } from '../values.js';
 import { TransportFailure, type WorkerChannel } from './channel.js';
 import type { CheckpointScheduler } from './checkpoint.js';
@@ -99,6 +100,9 @@ export class SqliteDatabase implements Database {
   }
 
   #write<R extends Row>(sql: string, params: readonly Value[] | undefined, ctx: DataContext | undefined, options: QueryOptions | undefined): Promise<Result<R>> {
+    // Inside this database's own transaction the writer is taken: it would wait for itself.
+    const refused = this.#gate.held ? refusedInOwnTransaction(this, 'a write') : undefined;
+    if (refused !== undefined) return Promise.reject(refused);
     return this.#gate.pass(ctx, () => this.#engine.query<R>(this.#writer, UNBOUND, 'autocommit', sql, params, ctx, options));
   }
 
@@ -181,13 +185,17 @@ export class SqliteDatabase implements Database {
     if (options.readOnly === true) {
       const reader = this.#pinReader();
       if (reader !== undefined) return this.#onReader(reader, (conn) => runTransaction(conn, READ_DIALECT, fn, options));
-      return this.#onWriter(options.ctx, true, 'read', (conn) => runTransaction(conn, READ_DIALECT, fn, options));
+      return this.#onWriter(options.ctx, true, 'read', (conn) => runTransaction(conn, READ_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options));
     }
-    return this.#onWriter(options.ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, fn, options));
+    const refused = refusedInOwnTransaction(this, 'a write transaction');
+    if (refused !== undefined) return Promise.reject(refused);
+    return this.#onWriter(options.ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options));
   }
 
   session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
-    return this.#onWriter(ctx, false, 'autocommit', (conn) => fn(conn));
+    const refused = refusedInOwnTransaction(this, 'a session');
+    if (refused !== undefined) return Promise.reject(refused);
+    return this.#onWriter(ctx, false, 'autocommit', (conn) => inTransactionOf(this, () => fn(conn)));
   }
 
   #pinReader(): ReaderSlot | undefined {

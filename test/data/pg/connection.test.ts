@@ -131,7 +131,7 @@ describe('PgConnection', () => {
         expect(inspect(conn, { depth: 8 })).not.toContain('secret-never-shown');
         expect(inspect(error, { depth: 8 })).not.toContain('secret-never-shown');
       },
-      { password: 'secret-never-shown' },
+      { password: 'secret-never-shown', requireAuth: false },
     );
   });
 

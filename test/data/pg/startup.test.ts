@@ -3,13 +3,14 @@
  * servers on real sockets speak the startup side), custom types resolved at connect, metrics.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthFailed, AuthMethodRefused, ConnectFailed, DbError, InvalidDataConfig } from '../../../src/data/errors.js';
 import { Msg } from '../../../src/data/pg/frames.js';
 import { connectPostgres, PgTypes } from '../../../src/data/pg/index.js';
 import { freshDatabase, psql, type FreshDatabase } from '../../support/pg.js';
+import { backendMessage, be, int32, startFakePg, type FakePg } from '../../support/pg-fake.js';
 import { testSystem } from '../../support/systems.js';
 import { configOf, rejection, withConnection } from './pg-support.js';
 
@@ -20,53 +21,13 @@ beforeAll(() => {
 });
 afterAll(() => db.drop());
 
-function message(type: number, body: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header[0] = type;
-  header.writeUInt32BE(body.length + 4, 1);
-  return Buffer.concat([header, body]);
-}
-const int32 = (n: number): Buffer => {
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(n);
-  return b;
-};
+const message = (type: number, body: Buffer): Buffer => backendMessage(String.fromCharCode(type), body);
 const auth = (code: number, extra = Buffer.alloc(0)): Buffer => message(Msg.Authentication, Buffer.concat([int32(code), extra]));
-const welcome = Buffer.concat([auth(0), message(Msg.BackendKeyData, Buffer.concat([int32(1), int32(2)])), message(Msg.ReadyForQuery, Buffer.from('I'))]);
+const welcome = Buffer.concat([be.authOk(), be.backendKey(1, 2), be.ready()]);
 
 /** A fake server: `onMessage` sees each client message after the startup packet (type, body). */
-async function fakeServer(onStartup: (socket: Socket) => void, onMessage: (socket: Socket, type: number, body: Buffer) => void = () => undefined): Promise<{ port: number; close(): Promise<void> }> {
-  const sockets: Socket[] = [];
-  const server: Server = createServer((socket) => {
-    sockets.push(socket);
-    socket.on('error', () => undefined);
-    let buffered = Buffer.alloc(0);
-    let started = false;
-    socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (;;) {
-        if (!started) {
-          if (buffered.length < 4 || buffered.length < buffered.readUInt32BE(0)) return;
-          buffered = buffered.subarray(buffered.readUInt32BE(0));
-          started = true;
-          onStartup(socket);
-          continue;
-        }
-        if (buffered.length < 5 || buffered.length < 1 + buffered.readUInt32BE(1)) return;
-        const length = buffered.readUInt32BE(1);
-        onMessage(socket, buffered[0]!, buffered.subarray(5, 1 + length));
-        buffered = buffered.subarray(1 + length);
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+function fakeServer(onStartup: (socket: Socket) => void, onMessage: (socket: Socket, type: number, body: Buffer) => void = () => undefined): Promise<FakePg> {
+  return startFakePg({ startup: (session) => onStartup(session.socket), message: (session, type, body) => onMessage(session.socket, type.charCodeAt(0), body) });
 }
 
 describe('connect', () => {
