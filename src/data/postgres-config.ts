@@ -42,6 +42,7 @@ const PG_FIELDS: { readonly [K in keyof PgConfig]-?: true } = {
   ssl: true,
   allowMd5: true,
   allowCleartext: true,
+  requireAuth: true,
   connectTimeoutMs: true,
   applicationName: true,
   params: true,

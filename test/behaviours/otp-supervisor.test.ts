@@ -120,7 +120,7 @@ describe('OTP supervisor_SUITE parity: child administration', () => {
     const reason = error.reason as { shutdown: { failedToStartChild: string; reason: unknown } };
     expect(reason.shutdown.failedToStartChild).toBe('x');
     expect(reason.shutdown.reason).toBe(term);
-    const sup = await Supervisor.start(system, {});
+    const sup = await Supervisor.start(system, { children: [] });
     const direct = await rejection(Supervisor.startChild(system, sup, { id: 'y', start: () => Promise.reject('nope') }));
     expect(direct).toBeInstanceOf(StartFailed);
     expect(direct.reason).toBe('nope');
@@ -129,7 +129,7 @@ describe('OTP supervisor_SUITE parity: child administration', () => {
 
   it('supervisor_SUITE: extra_return — {ok, Pid, Extra} from a start comes back from start_child and restart_child', async () => {
     const system = testSystem();
-    const sup = await Supervisor.start(system, {});
+    const sup = await Supervisor.start(system, { children: [] });
     const spec: ChildSpec = {
       id: 'e',
       restart: 'transient',
@@ -185,7 +185,7 @@ describe('OTP supervisor_SUITE parity: child administration', () => {
         return GenServer.start(sys, () => new Stopper(), { link: parent });
       },
     };
-    const sup = await Supervisor.start(system, {});
+    const sup = await Supervisor.start(system, { children: [] });
     const starting = Supervisor.startChild(system, sup, slow, Infinity);
     const impatient = await rejection(Supervisor.whichChildren(system, sup, 20));
     expect(impatient).toBeInstanceOf(CallTimeout);
