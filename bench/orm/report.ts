@@ -3,7 +3,7 @@
  * SQLite, where drizzle calls better-sqlite3 synchronously on the main thread and Molo goes through
  * its worker), and the ORM's overhead over Molo's raw client (raw ÷ ORM − 1, target < 15%).
  */
-import { formatTable, type Row } from '../suite.js';
+import { formatTable, spreadCell, type Row } from '../suite.js';
 
 export const OVERHEAD_TARGET = 0.15;
 export const vsDrizzleTarget = (name: string): number => (name.startsWith('pg_') ? 1 : 0.5);
@@ -53,13 +53,13 @@ export function ormReport(rows: readonly Row[], ratios: readonly Row[]): string 
       row.impl,
       typeof row.n === 'number' ? `${integer(row.n)} ${String(row.unit)}` : '',
       integer(row.ops_per_s),
-      typeof row.median_ops_per_s === 'number' ? integer(row.median_ops_per_s) : '',
-      typeof row.best_ms === 'number' ? row.best_ms.toFixed(1) : '',
+      spreadCell(row),
+      typeof row.median_ms === 'number' ? row.median_ms.toFixed(1) : '',
       typeof row.cpu_us_per_op === 'number' ? row.cpu_us_per_op.toFixed(2) : '',
       '',
     ];
   });
-  const table = formatTable(['case', 'impl', 'size', 'ops/s (best)', 'ops/s (median)', 'best ms', 'cpu µs/op', 'note'], body);
+  const table = formatTable(['case', 'impl', 'size', 'ops/s (median)', 'spread', 'median ms', 'cpu µs/op', 'note'], body);
   const lines = ratios.map((r) => {
     const vs = typeof r.vs_drizzle === 'number' ? `${r.vs_drizzle.toFixed(2)}x` : 'n/a';
     const oh = typeof r.orm_overhead === 'number' ? `${(r.orm_overhead * 100).toFixed(1)}%` : 'n/a';

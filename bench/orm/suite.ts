@@ -3,7 +3,7 @@
  * same schema and queries, and against Molo's raw client running the ORM's own SQL (the ORM's
  * overhead). Cases, per backend: insert 10k rows in one transaction; 10k selects by primary key;
  * 1k filtered pages of 100 rows with a join; eager loading of authors → posts → comments over 1k
- * parents. Measured with bench/data's interleaved rounds (best round counts, median kept).
+ * parents. Measured with bench/data's interleaved rounds (the median round counts, spread reported).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { openSqlite } from '../../src/data/sqlite/index.js';
 import { POSTGRES, SQLITE } from '../../src/data/orm/index.js';
 import { measureCase, type CaseSpec, type Contender } from '../data/rounds.js';
 import { createBenchServer, type BenchServer } from '../data/server.js';
-import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite.js';
+import { ROUNDS_NOTE, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import { drizzlePgWork, drizzleSqliteWork } from './drizzle-impl.js';
 import { moloOrmWork, moloRawWork } from './molo-impl.js';
 import { ormReport, withOrmRatios } from './report.js';
@@ -234,7 +234,7 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
     `orm suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres on the same machine`,
     `Molo's ORM vs drizzle-orm (postgres.js / better-sqlite3) and vs Molo's raw client running the ORM's SQL; pools of ${POOL_SIZE} connections.`,
     `Dataset: ${sizes.data.authors} authors (half active) × ${sizes.data.postsPerAuthor} posts × ${sizes.data.commentsPerPost} comments; eager loads cover ${sizes.parents} parents.`,
-    'Interleaved rounds after a warm-up; ops/s is the best round (median shown too).',
+    `Interleaved rounds after a warm-up; ${ROUNDS_NOTE}`,
     `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
   ];
   if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');
