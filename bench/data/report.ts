@@ -12,6 +12,9 @@ export const TARGETS: Readonly<Record<string, number>> = {
   pg_fetch: 1,
   sqlite_insert: 0.5,
   sqlite_select: 0.5,
+  sqlite_insert_awaited: 0.8,
+  sqlite_select_awaited: 0.8,
+  sqlite_bulk_insert: 0.8,
 };
 
 const measured = (row: Row): row is Row & { ops_per_s: number } => typeof row.ops_per_s === 'number' && row.ops_per_s > 0;

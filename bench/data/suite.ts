@@ -24,8 +24,8 @@ interface Sizes {
 }
 
 const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
-  full: { pg: { statements: 20_000, warmup: 5_000, rounds: 5 }, fetchRows: 100_000, sqlite: { n: 100_000, warmup: 20_000, rounds: 5 } },
-  quick: { pg: { statements: 300, warmup: 100, rounds: 1 }, fetchRows: 2_000, sqlite: { n: 2_000, warmup: 500, rounds: 1 } },
+  full: { pg: { statements: 20_000, warmup: 5_000, rounds: 5 }, fetchRows: 100_000, sqlite: { n: 100_000, awaited: 10_000, warmup: 20_000, rounds: 5 } },
+  quick: { pg: { statements: 300, warmup: 100, rounds: 1 }, fetchRows: 2_000, sqlite: { n: 2_000, awaited: 300, warmup: 500, rounds: 1 } },
 };
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
