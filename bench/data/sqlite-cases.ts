@@ -41,23 +41,19 @@ function openDirect(file: string): BetterSqlite3.Database {
   return db;
 }
 
-/** Molo's insert and select runs: every request issued at once, the worker batches as it may. */
-function moloContender(impl: string, system: ActorSystem, open: OpenSqlite, file: string, work: 'insert' | 'select'): Contender {
+/** A Molo database on `file` running `body` per timed run; `freshTable`: a new items table before each. */
+function moloOn(system: ActorSystem, open: OpenSqlite, file: string, freshTable: boolean, body: (db: Database, n: number) => Promise<number>): Contender {
   let db: Database | undefined;
   return {
-    impl,
+    impl: 'molo',
     open: async () => void (db = await open(system, { file })),
-    reset:
-      work === 'insert'
-        ? async () => {
-            await db!.query('DROP TABLE IF EXISTS items');
-            await db!.query(CREATE);
-          }
-        : undefined,
-    run: (n) =>
-      work === 'insert'
-        ? db!.transaction(async (tx) => sumOf(await issueAll(n, (i) => tx.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])), (r) => r.affected))
-        : issueAll(n, (i) => db!.query(SELECT, [scattered(i, n)])).then((results) => sumOf(results, (r) => r.rows[0]!.id as number)),
+    reset: freshTable
+      ? async () => {
+          await db!.query('DROP TABLE IF EXISTS items');
+          await db!.query(CREATE);
+        }
+      : undefined,
+    run: (n) => body(db!, n),
     close: async () => {
       const current = db;
       db = undefined;
@@ -66,32 +62,32 @@ function moloContender(impl: string, system: ActorSystem, open: OpenSqlite, file
   };
 }
 
+/** Molo's insert and select runs: every request issued at once, the worker batches as it may. */
+function moloContender(system: ActorSystem, open: OpenSqlite, file: string, work: 'insert' | 'select'): Contender {
+  return moloOn(system, open, file, work === 'insert', (db, n) =>
+    work === 'insert'
+      ? db.transaction(async (tx) => sumOf(await issueAll(n, (i) => tx.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])), (r) => r.affected))
+      : issueAll(n, (i) => db.query(SELECT, [scattered(i, n)])).then((results) => sumOf(results, (r) => r.rows[0]!.id as number)),
+  );
+}
+
 /** Each statement awaited before the next, on Molo. */
 function moloAwaited(system: ActorSystem, open: OpenSqlite, file: string, work: 'insert' | 'select'): Contender {
-  let db: Database | undefined;
-  return {
-    impl: 'molo',
-    open: async () => void (db = await open(system, { file })),
-    reset:
-      work === 'insert'
-        ? async () => {
-            await db!.query('DROP TABLE IF EXISTS items');
-            await db!.query(CREATE);
-          }
-        : undefined,
-    run: async (n) => {
-      const d = db!;
-      let sum = 0;
-      if (work === 'insert') for (let i = 0; i < n; i++) sum += (await d.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])).affected;
-      else for (let i = 0; i < n; i++) sum += (await d.query(SELECT, [scattered(i, n)])).rows[0]!.id as number;
-      return sum;
-    },
-    close: async () => {
-      const current = db;
-      db = undefined;
-      await current?.close();
-    },
-  };
+  return moloOn(system, open, file, work === 'insert', async (db, n) => {
+    let sum = 0;
+    if (work === 'insert') for (let i = 0; i < n; i++) sum += (await db.query(INSERT, [i + 1, `name-${i + 1}`, i * 0.5])).affected;
+    else for (let i = 0; i < n; i++) sum += (await db.query(SELECT, [scattered(i, n)])).rows[0]!.id as number;
+    return sum;
+  });
+}
+
+/** `n` rows through one `queryMany`. */
+function moloBulk(system: ActorSystem, open: OpenSqlite, file: string): Contender {
+  return moloOn(system, open, file, true, async (db, n) => {
+    const rows = new Array<[number, string, number]>(n);
+    for (let i = 0; i < n; i++) rows[i] = [i + 1, `name-${i + 1}`, i * 0.5];
+    return sumOf(await db.queryMany(INSERT, rows), (r) => r.affected);
+  });
 }
 
 /** Each statement awaited before the next, on a plain worker thread. */
@@ -115,29 +111,6 @@ function plainWorkerAwaited(file: string, work: 'insert' | 'select'): Contender 
       return sum;
     },
     close: async () => void (await worker?.close()),
-  };
-}
-
-/** `n` rows through one `queryMany`. */
-function moloBulk(system: ActorSystem, open: OpenSqlite, file: string): Contender {
-  let db: Database | undefined;
-  return {
-    impl: 'molo',
-    open: async () => void (db = await open(system, { file })),
-    reset: async () => {
-      await db!.query('DROP TABLE IF EXISTS items');
-      await db!.query(CREATE);
-    },
-    run: async (n) => {
-      const rows = new Array<[number, string, number]>(n);
-      for (let i = 0; i < n; i++) rows[i] = [i + 1, `name-${i + 1}`, i * 0.5];
-      return sumOf(await db!.queryMany(INSERT, rows), (r) => r.affected);
-    },
-    close: async () => {
-      const current = db;
-      db = undefined;
-      await current?.close();
-    },
   };
 }
 
@@ -203,7 +176,7 @@ export function sqliteCases(dir: string, sizes: SqliteSizes, molo: MoloSqlite): 
   const selectFile = join(dir, 'select.db');
   fillSelectFile(selectFile, sizes.n);
   const moloOr = (file: string, work: 'insert' | 'select'): Contender | Absent =>
-    molo.open.fn === undefined ? { impl: 'molo', unavailable: molo.open.unavailable! } : moloContender('molo', molo.system, molo.open.fn, file, work);
+    molo.open.fn === undefined ? { impl: 'molo', unavailable: molo.open.unavailable! } : moloContender(molo.system, molo.open.fn, file, work);
   const sum = (n: number): number => (n * (n + 1)) / 2;
   const available = (make: (open: OpenSqlite) => Contender): Contender | Absent =>
     molo.open.fn === undefined ? { impl: 'molo', unavailable: molo.open.unavailable! } : make(molo.open.fn);

@@ -361,8 +361,7 @@ class QueryRequest implements Request, FailureSite {
     const affected = frame.a[index]!;
     const command = frame.c[slot]!;
     const fields = frameFields(frame, slot);
-    const idValue = frame.i[index]!;
-    const lastInsertId = idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
+    const lastInsertId = insertIdOf(frame, index);
     this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
       (rows) => this.settle(result(rows, affected, lastInsertId, command, fields)),
       this.fail,
@@ -376,8 +375,7 @@ class QueryRequest implements Request, FailureSite {
 
 /** The result of op `index` of `frame` whose value was `value` (undefined or the rows); the rest is a fault or parked. */
 function statementResult(frame: ReplyFrame, index: number, value: unknown, slot: number): Result | undefined {
-  const idValue = frame.i[index]!;
-  const lastInsertId = idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
+  const lastInsertId = insertIdOf(frame, index);
   if (value === undefined) return result([], frame.a[index]!, lastInsertId, frame.c[slot]!, NO_FIELDS);
   if (!Array.isArray(value)) return undefined;
   if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
@@ -433,8 +431,7 @@ class ManyRequest implements Request, FailureSite {
     const affected = frame.a[index]!;
     const command = frame.c[slot]!;
     const fields = frameFields(frame, slot);
-    const idValue = frame.i[index]!;
-    const lastInsertId = idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
+    const lastInsertId = insertIdOf(frame, index);
     this.#waiting++;
     this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
       (rows) => {
@@ -455,6 +452,12 @@ class ManyRequest implements Request, FailureSite {
     this.failed = true;
     this.fail(failure instanceof TransportFailure ? this.engine.faults.transport(failure, this) : failure);
   }
+}
+
+/** Op `index`'s insert rowid: the id column's number, or (NaN there) none or a bigint listed in `b`. */
+function insertIdOf(frame: ReplyFrame, index: number): number | bigint | null {
+  const idValue = frame.i[index]!;
+  return idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
 }
 
 /** NaN in the id column: none, or (listed in `b`) a rowid too large for a double. */
