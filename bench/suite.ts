@@ -44,3 +44,46 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
       .trimEnd();
   return [line(headers), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
+
+/** A set of timed rounds summarised the honest way: the median round, with the spread of all of them. */
+export interface RoundStats {
+  /** Operations per second of the median round. */
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  /** (max − min) ÷ median, in percent: how much the rounds disagreed. */
+  readonly spreadPct: number;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Rates (ops/s per round) → median and spread. */
+export function roundStats(rates: readonly number[]): RoundStats {
+  const mid = median(rates);
+  const min = Math.min(...rates);
+  const max = Math.max(...rates);
+  return { median: mid, min, max, spreadPct: mid > 0 ? ((max - min) / mid) * 100 : 0 };
+}
+
+/** The row fields every suite writes for its rounds: ops_per_s is the median round. */
+export function roundFields(rates: readonly number[]): { ops_per_s: number; min_ops_per_s: number; max_ops_per_s: number; spread_pct: number; rounds: number } {
+  const stats = roundStats(rates);
+  return {
+    ops_per_s: Math.round(stats.median),
+    min_ops_per_s: Math.round(stats.min),
+    max_ops_per_s: Math.round(stats.max),
+    spread_pct: Number(stats.spreadPct.toFixed(1)),
+    rounds: rates.length,
+  };
+}
+
+/** "±12%" for a row with a spread, "" without (one round has none). */
+export function spreadCell(row: Row): string {
+  return typeof row.spread_pct === 'number' && typeof row.rounds === 'number' && row.rounds > 1 ? `${row.spread_pct.toFixed(1)}%` : '';
+}
+
+export const ROUNDS_NOTE = 'ops/s is the median round; spread is (fastest − slowest round) ÷ median over all rounds.';

@@ -6,7 +6,7 @@
  *
  * - topic_fanout: Molo's broker with callback subscribers, Node's EventEmitter with 100 listeners,
  *   and Redis pub/sub through ioredis (one publisher and 100 subscriber connections to the local
- *   server, 127.0.0.1:6379). Targets: Molo ≥ 0.5× EventEmitter and ≥ 5× ioredis.
+ *   server at MOLO_REDIS_HOST:MOLO_REDIS_PORT, default 127.0.0.1:6379). Targets: Molo ≥ 0.5× EventEmitter and ≥ 5× ioredis.
  * - topic_fanout_actors: the same through 100 subscriber actors (informational, no peer); the
  *   publisher waits after each batch until the actors have it, since actors that fall behind a
  *   publisher lose their oldest messages by design.
@@ -16,6 +16,7 @@
 import { EventEmitter } from 'node:events';
 import { ActorSystem } from '../src/actors/index.js';
 import { createBroker, type Broker } from '../src/bus/index.js';
+import { REDIS_HOST, REDIS_PORT } from './kv/redis.js';
 import { measureCase, type Absent, type CaseSpec, type Contender } from './data/rounds.js';
 import type { Row } from './suite.js';
 
@@ -25,7 +26,7 @@ const SUBSCRIBERS = 100;
 const BATCH = 1_000;
 const CHANNEL = 'bench:fanout';
 const PAYLOAD = Buffer.alloc(64, 7);
-const REDIS = { host: '127.0.0.1', port: 6379 };
+const REDIS = { host: REDIS_HOST, port: REDIS_PORT };
 const WAIT_LIMIT_MS = 60_000;
 
 /** Molo ÷ peer targets for topic_fanout. */
@@ -217,8 +218,8 @@ function ratioRow(rows: readonly Row[]): Row {
 }
 
 /**
- * Runs the topic cases (each implementation warmed up, then timed in interleaved rounds, best of N
- * counted, as bench/data/rounds.ts does) and returns their rows plus a ratio row for topic_fanout.
+ * Runs the topic cases (each implementation warmed up, then timed in interleaved rounds, the median
+ * round counted, as bench/data/rounds.ts does) and returns their rows plus a ratio row for topic_fanout.
  */
 export async function topicsCases(options: TopicsOptions = {}): Promise<Row[]> {
   const sizes = options.quick === true ? SIZES.quick : SIZES.full;

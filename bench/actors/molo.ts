@@ -2,6 +2,7 @@
 import { ActorSystem, type ActorBehaviour, type Ref } from '../../src/actors/index.js';
 import { GenServer, Supervisor, worker, type ChildEntry } from '../../src/behaviours/index.js';
 import {
+  MANY_ACTORS,
   RESTART_BATCH,
   SUPERVISOR_INTENSITY,
   SUPERVISOR_PERIOD_MS,
@@ -11,18 +12,27 @@ import {
   now,
   signal,
   throughput,
+  type CallPayload,
   type ImplCases,
+  type MessagePayload,
 } from './cases.js';
 import { placedCases } from './molo-placed.js';
 
 /** A shared behaviour object: an idle actor then costs only its cell, ref and table entry. */
 const IDLE: ActorBehaviour = { name: 'idle', handle() {} };
 
-class Echo extends GenServer<number, number> {
-  override handleCall(request: number): number {
+class Echo extends GenServer<CallPayload, CallPayload> {
+  override handleCall(request: CallPayload): CallPayload {
     return request;
   }
 }
+
+/**
+ * send puts all `n` messages in the mailbox before the actor runs (send only enqueues; no handler
+ * runs in its sender's stack), so the mailbox must hold `n`: the default capacity (100,000) would
+ * refuse the rest with MailboxFull, as it should in production. The peers' queues are unbounded.
+ */
+const sendMailbox = (n: number): { mailbox: { capacity: number } } => ({ mailbox: { capacity: Math.max(n, 1_000_000) } });
 
 /** A child whose init reports (for the child the benchmark waits on) the moment it ran. */
 class Reporter extends GenServer<never> {
@@ -127,10 +137,30 @@ export const moloCases: ImplCases = {
             if (++handled === n) done.resolve();
           },
         },
-        { mailbox: { capacity: Math.max(n, 1_000_000) } },
+        sendMailbox(n),
       );
       const start = now();
-      for (let i = 0; i < n; i++) system.send(ref, i);
+      for (let i = 0; i < n; i++) system.send(ref, { type: 'msg', value: i } satisfies MessagePayload);
+      await done.promise;
+      const ms = now() - start;
+      system.shutdown();
+      return ms;
+    }),
+
+  send_10k: (sizes) =>
+    throughput('send_10k', 'molo', sizes, async (n) => {
+      const system = new ActorSystem();
+      let handled = 0;
+      const done = signal();
+      const behaviour: ActorBehaviour = {
+        handle() {
+          if (++handled === n) done.resolve();
+        },
+      };
+      const refs: Ref[] = new Array(MANY_ACTORS);
+      for (let a = 0; a < MANY_ACTORS; a++) refs[a] = system.spawn(behaviour);
+      const start = now();
+      for (let i = 0; i < n; i++) system.send(refs[i % MANY_ACTORS]!, { type: 'msg', value: i } satisfies MessagePayload);
       await done.promise;
       const ms = now() - start;
       system.shutdown();
@@ -143,7 +173,7 @@ export const moloCases: ImplCases = {
       const server = await GenServer.start(system, () => new Echo());
       const start = now();
       let sum = 0;
-      for (let i = 0; i < n; i++) sum += await GenServer.call(system, server, i);
+      for (let i = 0; i < n; i++) sum += (await GenServer.call(system, server, { type: 'call', value: i })).value;
       const ms = now() - start;
       if (sum !== (n * (n - 1)) / 2) throw new Error('wrong replies');
       system.shutdown();

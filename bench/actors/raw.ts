@@ -3,7 +3,7 @@
  * addressing, no supervision and no limits. Used for send, call, spawn and idle; it has nothing
  * to restart, so restart and one_for_all are not applicable.
  */
-import { idleRow, now, signal, throughput, type ImplCases } from './cases.js';
+import { MANY_ACTORS, idleRow, now, signal, throughput, type CallPayload, type ImplCases, type MessagePayload } from './cases.js';
 
 class RawActor<M> {
   queue: M[] = [];
@@ -40,18 +40,33 @@ const ignore = (): void => {};
 /** Escapes each spawned actor, so the allocation cannot be optimised away. */
 let lastSpawned: RawActor<unknown> | undefined;
 
-type CallMessage = { value: number; reply: (value: number) => void };
+type CallMessage = CallPayload & { reply: (value: number) => void };
 
 export const rawCases: ImplCases = {
   send: (sizes) =>
     throughput('send', 'raw', sizes, async (n) => {
       let handled = 0;
       const done = signal();
-      const actor = new RawActor<number>(() => {
+      const actor = new RawActor<MessagePayload>(() => {
         if (++handled === n) done.resolve();
       });
       const start = now();
-      for (let i = 0; i < n; i++) actor.send(i);
+      for (let i = 0; i < n; i++) actor.send({ type: 'msg', value: i });
+      await done.promise;
+      return now() - start;
+    }),
+
+  send_10k: (sizes) =>
+    throughput('send_10k', 'raw', sizes, async (n) => {
+      let handled = 0;
+      const done = signal();
+      const handler = (): void => {
+        if (++handled === n) done.resolve();
+      };
+      const actors: RawActor<MessagePayload>[] = new Array(MANY_ACTORS);
+      for (let a = 0; a < MANY_ACTORS; a++) actors[a] = new RawActor<MessagePayload>(handler);
+      const start = now();
+      for (let i = 0; i < n; i++) actors[i % MANY_ACTORS]!.send({ type: 'msg', value: i });
       await done.promise;
       return now() - start;
     }),
@@ -61,7 +76,7 @@ export const rawCases: ImplCases = {
       const server = new RawActor<CallMessage>((message) => message.reply(message.value));
       const start = now();
       let sum = 0;
-      for (let i = 0; i < n; i++) sum += await new Promise<number>((reply) => server.send({ value: i, reply }));
+      for (let i = 0; i < n; i++) sum += await new Promise<number>((reply) => server.send({ type: 'call', value: i, reply }));
       const ms = now() - start;
       if (sum !== (n * (n - 1)) / 2) throw new Error('wrong replies');
       return ms;

@@ -1,13 +1,16 @@
 /**
  * The actors suite's table and ratios. Every ratio is Molo ÷ peer:
- * - send, call, spawn: ops/s (higher is better); target vs Erlang ≥ 1.0.
+ * - send, call, spawn: ops/s (higher is better); target vs Erlang ≥ 1.0; call also ≥ 0.5× raw
+ *   (the promise-mailbox floor).
+ * - send_10k: ops/s spreading the same messages over 10,000 actors; with send in the same run, the
+ *   loss (send ÷ send_10k) per implementation, Molo's target ≤ 1.5.
  * - idle: bytes per actor (target < 1024), and spawn time and bytes ÷ peer (lower is better).
  * - restart: mean latency (target vs Erlang ≤ 4) and p99 (lower is better).
  * - one_for_all: time to restart every child (target vs Erlang ≤ 2; lower is better).
  * The placed cases (send and call to a thread or process host) are Molo's alone: their ratio is to
  * Molo's local send or call, with the bytes per message on the wire and the peak RSS.
  */
-import { formatTable, type Row } from '../suite.js';
+import { formatTable, spreadCell, type Row } from '../suite.js';
 import { IMPLS, LOCAL_OF, PLACED_CASES, type CaseName, type Impl, type PlacedCase } from './cases.js';
 
 type Peer = Exclude<Impl, 'molo'>;
@@ -19,6 +22,8 @@ interface Target {
 }
 
 interface RatioSpec {
+  /** A second target, against the raw floor (call). */
+  readonly floor?: Target;
   /** Field compared, Molo ÷ peer. */
   readonly metric: string;
   readonly label: string;
@@ -36,7 +41,8 @@ const isPlaced = (name: string): name is PlacedCase => (PLACED_CASES as readonly
 
 const SPECS: Readonly<Record<PeerCase, RatioSpec>> = {
   send: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
-  call: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
+  send_10k: { metric: 'ops_per_s', label: 'ops/s', better: 'higher' },
+  call: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 }, floor: { op: '>=', value: 0.5 } },
   spawn: { metric: 'ops_per_s', label: 'ops/s', better: 'higher', target: { op: '>=', value: 1 } },
   idle: {
     metric: 'ms',
@@ -54,6 +60,14 @@ const SPECS: Readonly<Record<PeerCase, RatioSpec>> = {
   },
   one_for_all: { metric: 'ms', label: 'time', better: 'lower', target: { op: '<=', value: 2 } },
 };
+
+/** Molo's send_10k loss target: send ÷ send_10k. */
+export const MANY_ACTORS_LOSS_TARGET = 1.5;
+
+/** The field a case compares (ops/s for throughput, mean µs for restart, …). */
+export function metricOf(name: CaseName): string {
+  return isPlaced(name) ? 'ops_per_s' : SPECS[name].metric;
+}
 
 const meets = (value: number, target: Target): boolean =>
   target.op === '>=' ? value >= target.value : target.op === '<=' ? value <= target.value : value < target.value;
@@ -95,6 +109,23 @@ export function ratioRows(rows: readonly Row[], cases: readonly CaseName[]): Row
       ratio[`${spec.absolute.metric}_target`] = `${TARGET_TEXT[spec.absolute.target.op]} ${spec.absolute.target.value}`;
       ratio[`${spec.absolute.metric}_target_met`] = value === undefined ? null : meets(value, spec.absolute.target);
       if (value !== undefined) verdicts.push(meets(value, spec.absolute.target));
+    }
+    if (spec.floor !== undefined) {
+      const value = ratio.vs_raw as number | null;
+      ratio.floor_target = `vs_raw ${TARGET_TEXT[spec.floor.op]} ${spec.floor.value}`;
+      ratio.floor_met = value === null ? null : meets(value, spec.floor);
+      if (value !== null) verdicts.push(meets(value, spec.floor));
+    }
+    if (name === 'send_10k') {
+      const sendRows = new Map(rows.filter((row) => row.case === 'send').map((row) => [row.impl, row]));
+      for (const impl of IMPLS) {
+        const loss = ratioOf(numberOf(sendRows.get(impl), 'ops_per_s'), numberOf(byImpl.get(impl), 'ops_per_s'));
+        if (loss !== null) ratio[`loss_${impl}`] = loss;
+      }
+      const moloLoss = ratio.loss_molo as number | undefined;
+      ratio.loss_target = `loss_molo <= ${MANY_ACTORS_LOSS_TARGET}`;
+      ratio.loss_met = moloLoss === undefined ? null : moloLoss <= MANY_ACTORS_LOSS_TARGET;
+      if (moloLoss !== undefined) verdicts.push(moloLoss <= MANY_ACTORS_LOSS_TARGET);
     }
     ratio.met = verdicts.length === 0 ? null : verdicts.every(Boolean);
     return ratio as unknown as Row;
@@ -140,7 +171,7 @@ export function resultTable(rows: readonly Row[]): string {
     .map((row) => {
       if (row.ops_per_s === null) {
         const why = typeof row.unavailable === 'string' ? `unavailable: ${row.unavailable}` : `FAILED: ${String(row.error)}`;
-        return [row.case, row.impl, '', '', '', '', '', '', '', '', why.split('\n')[0]!];
+        return [row.case, row.impl, '', '', '', '', '', '', '', '', '', why.split('\n')[0]!];
       }
       const meanUs = typeof row.mean_us === 'number' ? row.mean_us : row.us_per_op;
       return [
@@ -154,10 +185,11 @@ export function resultTable(rows: readonly Row[]): string {
         cell(row, 'bytes_per_actor', (value) => decimal(value, 1)),
         cell(row, 'bytes_per_msg', (value) => decimal(value, 1)),
         cell(row, 'peak_rss_mb', (value) => decimal(value, 0)),
+        spreadCell(row) || (typeof row.vm_spread_pct === 'number' ? `${row.vm_spread_pct.toFixed(1)}% over ${String(row.vms)} VMs` : ''),
         '',
       ];
     });
-  return formatTable(['case', 'impl', 'size', 'ops/s', 'mean µs', 'p99 µs', 'ms', 'bytes/actor', 'bytes/msg', 'peak MB', 'note'], body);
+  return formatTable(['case', 'impl', 'size', 'ops/s', 'mean µs', 'p99 µs', 'ms', 'bytes/actor', 'bytes/msg', 'peak MB', 'spread', 'note'], body);
 }
 
 function ratioText(value: unknown): string {
@@ -192,9 +224,16 @@ export function ratioLines(ratios: readonly Row[]): string {
       if (peer === 'erlang' && spec.target !== undefined) {
         text += ` [target ${TARGET_TEXT[spec.target.op]} ${spec.target.value}: ${verdict(ratio.target_met)}]`;
       }
+      if (peer === 'raw' && spec.floor !== undefined) {
+        text += ` [target ${TARGET_TEXT[spec.floor.op]} ${spec.floor.value}: ${verdict(ratio.floor_met)}]`;
+      }
       return text;
     });
     parts.push(`${spec.label} molo${peers.join('  ')} (${direction})`);
+    const losses = IMPLS.filter((impl) => typeof ratio[`loss_${impl}`] === 'number').map((impl) => `${impl} ${ratioText(ratio[`loss_${impl}`])}`);
+    if (losses.length > 0) {
+      parts.push(`loss vs one actor (send ÷ send_10k) ${losses.join('  ')} [molo target ≤ ${MANY_ACTORS_LOSS_TARGET}: ${verdict(ratio.loss_met)}]`);
+    }
     for (const also of spec.also ?? []) {
       parts.push(`${also.label} molo${PEERS.map((peer) => `÷${peer} ${ratioText(ratio[`${also.metric}_vs_${peer}`])}`).join('  ')}`);
     }

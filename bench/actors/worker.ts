@@ -6,14 +6,14 @@
 import { CASES, sizesFor, type CaseName, type ImplCases } from './cases.js';
 import { moloCases } from './molo.js';
 import { rawCases } from './raw.js';
-import { xstateCases } from './xstate.js';
+import { xstateCases, xstateMachineCases } from './xstate.js';
 
-const IMPLEMENTATIONS: Readonly<Record<string, ImplCases>> = { molo: moloCases, xstate: xstateCases, raw: rawCases };
+const IMPLEMENTATIONS: Readonly<Record<string, ImplCases>> = { molo: moloCases, 'xstate-callback': xstateCases, 'xstate-machine': xstateMachineCases, raw: rawCases };
 
 const [name, impl, mode] = process.argv.slice(2);
 const cases = impl === undefined ? undefined : IMPLEMENTATIONS[impl];
 if (!CASES.includes(name as CaseName) || cases === undefined || (mode !== 'full' && mode !== 'quick')) {
-  console.error('usage: worker.ts <case> <molo|xstate|raw> <full|quick>');
+  console.error('usage: worker.ts <case> <molo|xstate-callback|xstate-machine|raw> <full|quick>');
   process.exit(2);
 }
 const run = cases[name as CaseName];

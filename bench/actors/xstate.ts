@@ -1,14 +1,30 @@
 /**
- * The actors suite on xstate v5. Actors are `fromCallback` logic (xstate's lightest actor);
- * request/reply passes a resolver in the event; supervision is a parent machine whose invoked
- * children re-enter their state `onError` (a crashed child, or for one_for_all every child, is
- * stopped and started again), which is how xstate restarts an actor.
+ * The actors suite on xstate v5, two ways:
+ * - `xstate-callback`: `fromCallback` logic (xstate's lightest actor, a bare receive callback);
+ *   supervision is a parent machine whose invoked children re-enter their state `onError` (a
+ *   crashed child, or for one_for_all every child, is stopped and started again), which is how
+ *   xstate restarts an actor.
+ * - `xstate-machine`: a `createMachine` actor whose transitions run `assign` on its context: what
+ *   xstate users write, and about 20× the cost of the callback actor per event.
+ * Request/reply passes a resolver in the event (xstate has no call).
  */
-import { createActor, createMachine, fromCallback, type AnyActorRef } from 'xstate';
-import { RESTART_BATCH, groupRestartRow, idleRow, latencyRow, now, signal, throughput, type ImplCases } from './cases.js';
+import { assign, createActor, createMachine, fromCallback, type AnyActorRef } from 'xstate';
+import {
+  MANY_ACTORS,
+  RESTART_BATCH,
+  groupRestartRow,
+  idleRow,
+  latencyRow,
+  now,
+  signal,
+  throughput,
+  type CallPayload,
+  type ImplCases,
+  type MessagePayload,
+} from './cases.js';
 
-type Message = { type: 'msg'; value: number };
-type CallEvent = { type: 'call'; value: number; reply: (value: number) => void };
+type Message = MessagePayload;
+type CallEvent = CallPayload & { reply: (value: number) => void };
 type CrashEvent = { type: 'crash'; reason: Error };
 
 const idleLogic = fromCallback(() => {});
@@ -91,7 +107,7 @@ function oneForAllTrials(children: number, trials: number): number[] {
 
 export const xstateCases: ImplCases = {
   send: (sizes) =>
-    throughput('send', 'xstate', sizes, async (n) => {
+    throughput('send', 'xstate-callback', sizes, async (n) => {
       let handled = 0;
       const done = signal();
       const actor = createActor(
@@ -109,8 +125,27 @@ export const xstateCases: ImplCases = {
       return ms;
     }),
 
+  send_10k: (sizes) =>
+    throughput('send_10k', 'xstate-callback', sizes, async (n) => {
+      let handled = 0;
+      const done = signal();
+      const logic = fromCallback<Message>(({ receive }) => {
+        receive(() => {
+          if (++handled === n) done.resolve();
+        });
+      });
+      const actors: AnyActorRef[] = new Array(MANY_ACTORS);
+      for (let a = 0; a < MANY_ACTORS; a++) actors[a] = createActor(logic).start();
+      const start = now();
+      for (let i = 0; i < n; i++) actors[i % MANY_ACTORS]!.send({ type: 'msg', value: i });
+      await done.promise;
+      const ms = now() - start;
+      for (const actor of actors) actor.stop();
+      return ms;
+    }),
+
   call: (sizes) =>
-    throughput('call', 'xstate', sizes, async (n) => {
+    throughput('call', 'xstate-callback', sizes, async (n) => {
       const server = createActor(
         fromCallback<CallEvent>(({ receive }) => {
           receive((event) => event.reply(event.value));
@@ -126,7 +161,7 @@ export const xstateCases: ImplCases = {
     }),
 
   spawn: (sizes) =>
-    throughput('spawn', 'xstate', sizes, async (n) => {
+    throughput('spawn', 'xstate-callback', sizes, async (n) => {
       const start = now();
       for (let i = 0; i < n; i++) {
         const actor = createActor(idleLogic).start();
@@ -137,7 +172,7 @@ export const xstateCases: ImplCases = {
 
   idle: async (sizes) =>
     idleRow(
-      'xstate',
+      'xstate-callback',
       sizes,
       (n) => {
         // Root actors: nothing else holds them, so the array keeps them alive (as Molo's table does).
@@ -153,11 +188,67 @@ export const xstateCases: ImplCases = {
 
   restart: async (sizes) => {
     restartSamples(sizes.warmup);
-    return latencyRow('restart', 'xstate', restartSamples(sizes.n), { batch: RESTART_BATCH });
+    return latencyRow('restart', 'xstate-callback', restartSamples(sizes.n), { batch: RESTART_BATCH });
   },
 
   one_for_all: async (sizes) => {
     oneForAllTrials(sizes.n, sizes.warmup);
-    return groupRestartRow('xstate', sizes.n, oneForAllTrials(sizes.n, sizes.rounds));
+    return groupRestartRow('xstate-callback', sizes.n, oneForAllTrials(sizes.n, sizes.rounds));
   },
+};
+
+/** A counter machine: every `msg` assigns count + 1; the assign that reaches `target` signals. */
+function counterMachine(target: number, done: () => void) {
+  return createMachine({
+    types: {} as { context: { count: number }; events: Message },
+    context: { count: 0 },
+    on: {
+      msg: {
+        actions: assign({
+          count: ({ context }) => {
+            const count = context.count + 1;
+            if (count === target) done();
+            return count;
+          },
+        }),
+      },
+    },
+  });
+}
+
+/** An echo machine: every `call` assigns the number of calls served, then replies with the value. */
+const echoMachine = createMachine({
+  types: {} as { context: { served: number }; events: CallEvent },
+  context: { served: 0 },
+  on: {
+    call: {
+      actions: [assign({ served: ({ context }) => context.served + 1 }), ({ event }) => event.reply(event.value)],
+    },
+  },
+});
+
+export const xstateMachineCases: ImplCases = {
+  send: (sizes) =>
+    throughput('send', 'xstate-machine', sizes, async (n) => {
+      const done = signal();
+      const actor = createActor(counterMachine(n, done.resolve)).start();
+      const start = now();
+      for (let i = 0; i < n; i++) actor.send({ type: 'msg', value: i });
+      await done.promise;
+      const ms = now() - start;
+      actor.stop();
+      return ms;
+    }),
+
+  call: (sizes) =>
+    throughput('call', 'xstate-machine', sizes, async (n) => {
+      const server = createActor(echoMachine).start();
+      const start = now();
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += await new Promise<number>((reply) => server.send({ type: 'call', value: i, reply }));
+      const ms = now() - start;
+      if (sum !== (n * (n - 1)) / 2) throw new Error('wrong replies');
+      server.stop();
+      return ms;
+    }),
 };

@@ -3,7 +3,8 @@
  * each used the way its documentation shows (postgres.js prepares tagged statements, pg sends an
  * unnamed statement per query).
  * - pg_sequential: `select $1::int`, awaited one at a time on one connection;
- * - pg_pool: the same statements issued at once through a pool of 10 connections;
+ * - pg_pool: the same statements issued at once through a pool of 10 connections (pg-pipeline: ten
+ *   pipelined pg.Clients, statement i on client i mod 10, since pg.Pool itself cannot pipeline);
  * - pg_one_conn: the same statements issued at once over a single connection (pipelining);
  * - pg_fetch: every row of `fetch_rows` (int, text, timestamptz) in one query; ops are rows.
  */
@@ -74,6 +75,22 @@ function pgPool(server: BenchServer): Open {
       selectInt: async (i) => (await pool.query<{ int4: number }>(SELECT_INT, [i])).rows[0]!.int4,
       fetchAll: async () => (await pool.query(FETCH_SQL)).rows as Record<string, unknown>[],
       close: () => pool.end(),
+    };
+  };
+}
+
+/** Ten pipelined clients taking statements in turn: pg's fastest way to spread load over connections. */
+function pgPipelinedClients(server: BenchServer): Open {
+  return async () => {
+    const clients = Array.from(
+      { length: POOL_SIZE },
+      () => new pg.Client({ host: server.host, port: server.port, user: server.user, database: server.database, pipeline: true }),
+    );
+    await Promise.all(clients.map((client) => client.connect()));
+    return {
+      selectInt: async (i) => (await clients[i % POOL_SIZE]!.query<{ int4: number }>(SELECT_INT, [i])).rows[0]!.int4,
+      fetchAll: async () => (await clients[0]!.query(FETCH_SQL)).rows as Record<string, unknown>[],
+      close: async () => void (await Promise.all(clients.map((client) => client.end()))),
     };
   };
 }
@@ -149,8 +166,6 @@ export interface MoloPg {
   readonly pool: MoloEntry<CreatePostgresPool>;
 }
 
-const PIPELINE_NOT_APPLICABLE = 'n/a: pipeline mode only changes how queries share one connection; pg.Pool gives each query a client of its own';
-
 export function pgCases(server: BenchServer, sizes: PgSizes, molo: MoloPg): CaseSpec[] {
   const moloOne = (body: (client: PgClient, n: number) => Promise<number>): Contender | Absent =>
     molo.connect.fn === undefined
@@ -178,7 +193,7 @@ export function pgCases(server: BenchServer, sizes: PgSizes, molo: MoloPg): Case
         moloPooled(allAtOnce),
         contender('postgres.js', postgresJs(server, POOL_SIZE), allAtOnce),
         contender('pg', pgPool(server), allAtOnce),
-        { impl: 'pg-pipeline', unavailable: PIPELINE_NOT_APPLICABLE },
+        contender('pg-pipeline', pgPipelinedClients(server), allAtOnce),
       ],
     },
     {

@@ -2,7 +2,7 @@
  * The data suite's table and ratios. Every ratio is Molo's ops/s ÷ a peer's (higher is better);
  * the target is on the ratio to the best peer of the case.
  */
-import { formatTable, type Row } from '../suite.js';
+import { formatTable, spreadCell, type Row } from '../suite.js';
 
 /** Molo ÷ best peer targets: ≥ 1 where Molo should lead, 0.95 sequential (one round trip dominates), 0.5 for SQLite through a worker. */
 export const TARGETS: Readonly<Record<string, number>> = {
@@ -12,6 +12,9 @@ export const TARGETS: Readonly<Record<string, number>> = {
   pg_fetch: 1,
   sqlite_insert: 0.5,
   sqlite_select: 0.5,
+  sqlite_insert_awaited: 0.8,
+  sqlite_select_awaited: 0.8,
+  sqlite_bulk_insert: 0.8,
 };
 
 const measured = (row: Row): row is Row & { ops_per_s: number } => typeof row.ops_per_s === 'number' && row.ops_per_s > 0;
@@ -61,14 +64,14 @@ export function resultTable(rows: readonly Row[]): string {
       row.impl,
       typeof row.n === 'number' ? `${integer(row.n)} ${String(row.unit)}` : '',
       integer(row.ops_per_s),
-      typeof row.median_ops_per_s === 'number' ? integer(row.median_ops_per_s) : '',
-      typeof row.best_ms === 'number' ? row.best_ms.toFixed(1) : '',
+      spreadCell(row),
+      typeof row.median_ms === 'number' ? row.median_ms.toFixed(1) : '',
       typeof row.cpu_us_per_op === 'number' ? row.cpu_us_per_op.toFixed(2) : '',
       typeof row.vs_best_peer === 'number' ? `${row.vs_best_peer.toFixed(2)}x` : '',
       '',
     ];
   });
-  return formatTable(['case', 'impl', 'size', 'ops/s (best)', 'ops/s (median)', 'best ms', 'cpu µs/op', 'molo/best', 'note'], body);
+  return formatTable(['case', 'impl', 'size', 'ops/s (median)', 'spread', 'median ms', 'cpu µs/op', 'molo/best', 'note'], body);
 }
 
 const times = (value: unknown): string => (typeof value === 'number' ? `${value.toFixed(2)}x` : 'n/a');

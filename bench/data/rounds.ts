@@ -1,13 +1,13 @@
 /**
  * How the data suite measures: every implementation of a case is opened side by side, warmed up,
  * then timed in interleaved rounds (the order rotates each round, so a burst of load elsewhere on
- * the machine hits every implementation alike). The fastest round counts: load only ever slows a
- * round down, so the best of N is the closest to what the code itself costs; the median is kept too.
+ * the machine hits every implementation alike). The median round counts, and the spread of all
+ * rounds is reported beside it: the best round flatters whichever side had the luckier burst.
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Row } from '../suite.js';
+import { median, roundFields, type Row } from '../suite.js';
 
 /** One implementation of one case. */
 export interface Contender {
@@ -124,12 +124,6 @@ async function timedRun(spec: CaseSpec, contender: Contender, n: number): Promis
   return { wallMs, cpuMs: (used.user + used.system) / 1_000 };
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export interface CaseOutcome {
@@ -193,21 +187,18 @@ export async function measureCase(spec: CaseSpec, mode: string): Promise<CaseOut
     if (rows.has(contender.impl)) continue;
     const timings = times.get(contender.impl)!;
     const ms = timings.map((timing) => timing.wallMs);
-    const best = Math.min(...ms);
-    const cpuMs = Math.min(...timings.map((timing) => timing.cpuMs));
+    const cpuMs = median(timings.map((timing) => timing.cpuMs));
+    const fields = roundFields(ms.map((wall) => spec.n / (wall / 1_000)));
     const row: Row = {
       ...base,
       impl: contender.impl,
-      ops_per_s: Math.round(spec.n / (best / 1_000)),
-      median_ops_per_s: Math.round(spec.n / (median(ms) / 1_000)),
-      best_ms: Number(best.toFixed(2)),
+      ...fields,
       median_ms: Number(median(ms).toFixed(2)),
-      // Least CPU of any round, per operation: what the client spends, server time excluded.
+      // Median CPU per operation: what the client spends, server time excluded.
       cpu_us_per_op: Number(((cpuMs * 1_000) / spec.n).toFixed(3)),
-      rounds: ms.length,
     };
     rows.set(contender.impl, row);
-    log(`  ${spec.name}/${contender.impl}: ${row.ops_per_s!.toLocaleString('en-US')} ${spec.unit}/s (median ${String(row.median_ops_per_s)})`);
+    log(`  ${spec.name}/${contender.impl}: ${fields.ops_per_s.toLocaleString('en-US')} ${spec.unit}/s median (${fields.min_ops_per_s}–${fields.max_ops_per_s}, spread ${fields.spread_pct}%)`);
   }
   // Rows in the order the case lists its implementations.
   return { rows: spec.contenders.map((contender) => rows.get(contender.impl)!), failed };

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ActorSystem } from '../../src/actors/index.js';
-import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite.js';
+import { ROUNDS_NOTE, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import { loadConnectPostgres, loadCreatePostgresPool, loadOpenSqlite } from './molo.js';
 import { PG_CASES, pgCases, type PgSizes } from './pg-cases.js';
 import { ratioLines, resultTable, withRatios } from './report.js';
@@ -24,8 +24,8 @@ interface Sizes {
 }
 
 const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
-  full: { pg: { statements: 20_000, warmup: 5_000, rounds: 5 }, fetchRows: 100_000, sqlite: { n: 100_000, warmup: 20_000, rounds: 5 } },
-  quick: { pg: { statements: 300, warmup: 100, rounds: 1 }, fetchRows: 2_000, sqlite: { n: 2_000, warmup: 500, rounds: 1 } },
+  full: { pg: { statements: 20_000, warmup: 5_000, rounds: 5 }, fetchRows: 100_000, sqlite: { n: 100_000, awaited: 10_000, warmup: 20_000, rounds: 5 } },
+  quick: { pg: { statements: 300, warmup: 100, rounds: 1 }, fetchRows: 2_000, sqlite: { n: 2_000, awaited: 300, warmup: 500, rounds: 1 } },
 };
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
@@ -102,8 +102,8 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   const { rows: table, ratios } = withRatios(rows, selected);
   const header = [
     `data suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres on the same machine`,
-    'All implementations run in this process, interleaved round by round after a warm-up; ops/s is the best round (median shown too);',
-    'cpu µs/op is this process\'s CPU time (all threads) per operation in its least costly round: the client\'s cost without the server\'s.',
+    `All implementations run in this process, interleaved round by round after a warm-up; ${ROUNDS_NOTE}`,
+    'cpu µs/op is this process\'s CPU time (all threads) per operation, median round: the client\'s cost without the server\'s.',
     `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` +
       (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
   ];

@@ -6,6 +6,7 @@
  * - kv_<backend>_get: `n` reads of keys written when the contender opened.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { LRUCache } from 'lru-cache';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActorSystem } from '../../src/actors/index.js';
@@ -136,6 +137,37 @@ async function redisContender(work: 'set' | 'get', keys: number): Promise<Conten
   };
 }
 
+/** The map-like part of `Map` and `LRUCache` an in-process peer needs. */
+interface InProcessMap {
+  set(key: string, value: Buffer): unknown;
+  get(key: string): Buffer | undefined;
+}
+
+/**
+ * In-process peers of the memory store: a `Map` and lru-cache (10,000 entries, no TTL), driven
+ * through the same async lanes as Molo's store, so the harness costs both the same. Redis over TCP
+ * is 10× behind any in-process store by construction; these say what the store itself costs.
+ */
+function inProcessContender(impl: string, create: () => InProcessMap, work: 'set' | 'get', keys: number): Contender {
+  let map: InProcessMap | undefined;
+  const key = (i: number): string => `bench:${i % KEYS}`;
+  return {
+    impl,
+    open: async () => {
+      const opened = create();
+      map = opened;
+      if (work === 'get') await fill(keys, async (i) => opened.set(key(i), VALUE));
+    },
+    run: (n) => {
+      const m = map!;
+      return work === 'set'
+        ? concurrently(n, WINDOW, async (i) => (m.set(key(i), VALUE), 1))
+        : concurrently(n, WINDOW, async (i) => (m.get(key(i % keys))?.length === 64 ? 1 : 0));
+    },
+    close: async () => void (map = undefined),
+  };
+}
+
 export async function kvCases(env: KvEnvironment, sizes: KvSizes, selected: readonly string[]): Promise<CaseSpec[]> {
   const specs: CaseSpec[] = [];
   for (const backend of KV_BACKEND_NAMES) {
@@ -146,7 +178,19 @@ export async function kvCases(env: KvEnvironment, sizes: KvSizes, selected: read
       const keys = Math.min(n, KEYS);
       const molo: Contender | Absent =
         backend === 'postgres' && env.pg === undefined ? { impl: 'molo', unavailable: env.pgUnavailable ?? 'postgres unavailable' } : moloContender(backend, work, env, keys);
-      specs.push({ name, unit: `${work}s`, n, warmupN: Math.max(WINDOW, Math.round(n / 5)), rounds: sizes.rounds, expected: (count) => count, contenders: [molo, await redisContender(work, keys)] });
+      const inProcess =
+        backend === 'memory'
+          ? [inProcessContender('map', () => new Map<string, Buffer>(), work, keys), inProcessContender('lru-cache', () => new LRUCache<string, Buffer>({ max: KEYS }), work, keys)]
+          : [];
+      specs.push({
+        name,
+        unit: `${work}s`,
+        n,
+        warmupN: Math.max(WINDOW, Math.round(n / 5)),
+        rounds: sizes.rounds,
+        expected: (count) => count,
+        contenders: [molo, await redisContender(work, keys), ...inProcess],
+      });
     }
   }
   return specs;

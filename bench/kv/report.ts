@@ -2,7 +2,7 @@
  * The kv suite's table and ratios: Molo's ops/s ÷ the case's peer (higher is better), written on
  * Molo's row (`vs_<peer>`) and as one `impl: 'ratio'` row per case with its target, when it has one.
  */
-import { formatTable, type Row } from '../suite.js';
+import { formatTable, spreadCell, type Row } from '../suite.js';
 
 /** Molo ÷ peer targets (reported, not asserted). */
 export const TARGETS: Readonly<Record<string, { readonly peer: string; readonly ratio: number }>> = {
@@ -54,13 +54,13 @@ export function resultTable(rows: readonly Row[]): string {
         row.impl,
         typeof row.n === 'number' ? `${integer(row.n)} ${String(row.unit)}` : '',
         integer(row.ops_per_s),
-        typeof row.median_ops_per_s === 'number' ? integer(row.median_ops_per_s) : '',
+        spreadCell(row),
         typeof row.cpu_us_per_op === 'number' ? row.cpu_us_per_op.toFixed(3) : '',
         ratio !== undefined ? `${(ratio[1] as number).toFixed(2)}x ${ratio[0].slice(3)}` : '',
         '',
       ];
     });
-  return formatTable(['case', 'impl', 'size', 'ops/s (best)', 'ops/s (median)', 'cpu µs/op', 'molo/peer', 'note'], body);
+  return formatTable(['case', 'impl', 'size', 'ops/s (median)', 'spread', 'cpu µs/op', 'molo/peer', 'note'], body);
 }
 
 /** One line per ratio row: Molo ÷ each peer, and the target when there is one. */

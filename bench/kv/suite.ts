@@ -2,13 +2,13 @@
  * The `kv` suite: Molo's cache against lru-cache and async-cache-dedupe, Molo's KV stores (memory,
  * SQLite, Postgres) against Redis through ioredis, and the topic fan-out rows of bench/topics.ts.
  * Everything runs in this process, measured as bench/data/rounds.ts does (warm-up, interleaved
- * rounds, best of N, median kept).
+ * rounds, the median round counts, spread reported).
  */
 import { cpus, loadavg } from 'node:os';
 import { ActorSystem } from '../../src/actors/index.js';
 import { measureCase } from '../data/rounds.js';
 import { createBenchServer, type BenchServer } from '../data/server.js';
-import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite.js';
+import { ROUNDS_NOTE, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import { CACHE_CASES, cacheCases, type CacheSizes } from './cache-cases.js';
 import { KV_CASES, kvCases, type KvSizes } from './kv-cases.js';
 import { ratioLines, resultTable, withRatios } from './report.js';
@@ -101,7 +101,7 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   const allRatios = [...ratios, ...rows.filter((row) => row.impl === 'ratio' && isTopic(row))];
   const header = [
     `kv suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres and Redis on the same machine`,
-    'All implementations run in this process, interleaved round by round after a warm-up; ops/s is the best round (median shown too).',
+    `All implementations run in this process, interleaved round by round after a warm-up; ${ROUNDS_NOTE}`,
     `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` +
       (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
   ];

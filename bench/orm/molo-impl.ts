@@ -6,7 +6,7 @@ import { and, eq, gt, lte, Orm } from '../../src/data/orm/index.js';
 import type { Database } from '../../src/data/database.js';
 import type { Row, Value } from '../../src/data/values.js';
 import { Author, authorPosts, InsPost, Post, postComments } from './schema.js';
-import { insertRow, PAGE_SIZE, type OrmWork } from './work.js';
+import { insertRow, insertRows, PAGE_SIZE, type OrmWork } from './work.js';
 
 export function moloOrmWork(db: Database, authors: number): OrmWork {
   const orm = new Orm(db);
@@ -50,6 +50,17 @@ export function moloOrmWork(db: Database, authors: number): OrmWork {
       }
       return comments;
     },
+    insertAwaited: async (n) => {
+      let count = 0;
+      for (let i = 0; i < n; i++) if ((await orm.insert(InsPost, { ...insertRow(i, authors), author_id: BigInt((i % authors) + 1) })) !== undefined) count++;
+      return count;
+    },
+    selectByKeyAwaited: async (n, idAt) => {
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += Number((await orm.find(Post, BigInt(idAt(i))))!.id);
+      return sum;
+    },
+    bulkInsert: async (n) => (await orm.insertMany(InsPost, insertRows(n, authors).map((row) => ({ ...row, author_id: BigInt(row.author_id) })))).length,
     close: () => db.close(),
   };
 }
@@ -128,6 +139,20 @@ export function moloRawWork(db: Database, authors: number): OrmWork {
       }
       return comments;
     },
+    insertAwaited: async (n) => {
+      let count = 0;
+      for (let i = 0; i < n; i++) {
+        const row = insertRow(i, authors);
+        count += (await db.query(INSERT, [row.author_id, row.title, row.score])).rows.length;
+      }
+      return count;
+    },
+    selectByKeyAwaited: async (n, idAt) => {
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += Number((await db.query(FIND, [idAt(i)])).rows[0]!.id);
+      return sum;
+    },
+    bulkInsert: async (n) => (await db.queryMany(INSERT, insertRows(n, authors).map((row) => [row.author_id, row.title, row.score]))).length,
     close: () => db.close(),
   };
 }

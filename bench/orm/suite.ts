@@ -3,7 +3,10 @@
  * same schema and queries, and against Molo's raw client running the ORM's own SQL (the ORM's
  * overhead). Cases, per backend: insert 10k rows in one transaction; 10k selects by primary key;
  * 1k filtered pages of 100 rows with a join; eager loading of authors → posts → comments over 1k
- * parents. Measured with bench/data's interleaved rounds (best round counts, median kept).
+ * parents; and as a request handler calls it, each call awaited before the next: 2k single-row
+ * inserts (autocommit) and 5k selects by key; plus a bulk insert of 10k rows (insertMany /
+ * queryMany / drizzle's multi-row VALUES). drizzle runs twice where it can: its default API and
+ * `.prepare()`d statements. Measured with bench/data's interleaved rounds (the median round counts, spread reported).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -13,16 +16,16 @@ import { ActorSystem } from '../../src/actors/index.js';
 import { createPostgresPool } from '../../src/data/postgres.js';
 import { openSqlite } from '../../src/data/sqlite/index.js';
 import { POSTGRES, SQLITE } from '../../src/data/orm/index.js';
-import { measureCase, type CaseSpec, type Contender } from '../data/rounds.js';
+import { measureCase, type Absent, type CaseSpec, type Contender } from '../data/rounds.js';
 import { createBenchServer, type BenchServer } from '../data/server.js';
-import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite.js';
-import { drizzlePgWork, drizzleSqliteWork } from './drizzle-impl.js';
+import { ROUNDS_NOTE, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
+import { DRIZZLE_PREPARED_CASES, drizzlePgWork, drizzleSqliteWork } from './drizzle-impl.js';
 import { moloOrmWork, moloRawWork } from './molo-impl.js';
 import { ormReport, withOrmRatios } from './report.js';
 import { MODELS, type Dataset } from './schema.js';
 import { expectedEagerComments, expectedPageRows, type OrmWork } from './work.js';
 
-const WORKLOADS = ['insert', 'select_pk', 'pages', 'eager'] as const;
+const WORKLOADS = ['insert', 'select_pk', 'pages', 'eager', 'insert_awaited', 'select_pk_awaited', 'bulk_insert'] as const;
 type Workload = (typeof WORKLOADS)[number];
 export const ORM_CASES: readonly string[] = [...WORKLOADS.map((w) => `pg_${w}`), ...WORKLOADS.map((w) => `sqlite_${w}`)];
 
@@ -39,19 +42,27 @@ const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
     data: { authors: 1_000, postsPerAuthor: 5, commentsPerPost: 2 },
     parents: 1_000,
     rounds: 3,
-    n: { insert: 10_000, select_pk: 10_000, pages: 1_000, eager: 10 },
-    warmup: { insert: 2_000, select_pk: 2_000, pages: 100, eager: 2 },
+    n: { insert: 10_000, select_pk: 10_000, pages: 1_000, eager: 10, insert_awaited: 2_000, select_pk_awaited: 5_000, bulk_insert: 10_000 },
+    warmup: { insert: 2_000, select_pk: 2_000, pages: 100, eager: 2, insert_awaited: 500, select_pk_awaited: 1_000, bulk_insert: 2_000 },
   },
   quick: {
     data: { authors: 100, postsPerAuthor: 5, commentsPerPost: 2 },
     parents: 100,
     rounds: 1,
-    n: { insert: 200, select_pk: 200, pages: 20, eager: 1 },
-    warmup: { insert: 50, select_pk: 50, pages: 5, eager: 1 },
+    n: { insert: 200, select_pk: 200, pages: 20, eager: 1, insert_awaited: 50, select_pk_awaited: 50, bulk_insert: 200 },
+    warmup: { insert: 50, select_pk: 50, pages: 5, eager: 1, insert_awaited: 20, select_pk_awaited: 20, bulk_insert: 50 },
   },
 };
 
-const UNITS: Readonly<Record<Workload, string>> = { insert: 'rows', select_pk: 'selects', pages: 'pages', eager: 'loads' };
+const UNITS: Readonly<Record<Workload, string>> = {
+  insert: 'rows',
+  select_pk: 'selects',
+  pages: 'pages',
+  eager: 'loads',
+  insert_awaited: 'rows',
+  select_pk_awaited: 'selects',
+  bulk_insert: 'rows',
+};
 const POOL_SIZE = 4;
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
@@ -63,8 +74,11 @@ function expected(workload: Workload, sizes: Sizes, n: number): number {
   const posts = sizes.data.authors * sizes.data.postsPerAuthor;
   switch (workload) {
     case 'insert':
+    case 'insert_awaited':
+    case 'bulk_insert':
       return n;
-    case 'select_pk': {
+    case 'select_pk':
+    case 'select_pk_awaited': {
       let sum = 0;
       for (let i = 0; i < n; i++) sum += scattered(i, posts);
       return sum;
@@ -82,7 +96,7 @@ function contender(impl: string, workload: Workload, sizes: Sizes, open: () => P
   return {
     impl,
     open: async () => void (work = await open()),
-    reset: workload === 'insert' ? () => work!.resetInsert() : undefined,
+    reset: workload === 'insert' || workload === 'insert_awaited' || workload === 'bulk_insert' ? () => work!.resetInsert() : undefined,
     run: (n) => {
       switch (workload) {
         case 'insert':
@@ -93,6 +107,12 @@ function contender(impl: string, workload: Workload, sizes: Sizes, open: () => P
           return work!.pages(n);
         case 'eager':
           return work!.eager(n, sizes.parents);
+        case 'insert_awaited':
+          return work!.insertAwaited(n);
+        case 'select_pk_awaited':
+          return work!.selectByKeyAwaited(n, (i) => scattered(i, posts));
+        case 'bulk_insert':
+          return work!.bulkInsert(n);
       }
     },
     close: async () => {
@@ -111,7 +131,11 @@ function specs(prefix: 'pg' | 'sqlite', sizes: Sizes, selected: readonly string[
     warmupN: sizes.warmup[workload],
     rounds: sizes.rounds,
     expected: (n: number) => expected(workload, sizes, n),
-    contenders: Object.entries(impls).map(([impl, open]) => contender(impl, workload, sizes, open)),
+    contenders: Object.entries(impls).map(([impl, open]): Contender | Absent =>
+      impl === 'drizzle-prepared' && !DRIZZLE_PREPARED_CASES.includes(workload)
+        ? { impl, unavailable: 'n/a: measured with the default API only (see DRIZZLE_PREPARED_CASES)' }
+        : contender(impl, workload, sizes, open),
+    ),
   }));
 }
 
@@ -169,7 +193,7 @@ async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly
   } catch (error) {
     const why = `postgres unavailable: ${messageOf(error)}`;
     log(why);
-    for (const name of selected.filter((n) => n.startsWith('pg_'))) for (const impl of ['molo', 'molo-raw', 'drizzle']) rows.push({ case: name, impl, ops_per_s: null, mode, unavailable: why });
+    for (const name of selected.filter((n) => n.startsWith('pg_'))) for (const impl of ['molo', 'molo-raw', 'drizzle', 'drizzle-prepared']) rows.push({ case: name, impl, ops_per_s: null, mode, unavailable: why });
     return false;
   }
   log(`postgres: database ${server.database} on ${server.host}:${server.port}`);
@@ -183,6 +207,7 @@ async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly
         molo: async () => moloOrmWork(await pool(), authors),
         'molo-raw': async () => moloRawWork(await pool(), authors),
         drizzle: async () => drizzlePgWork(target, POOL_SIZE, authors),
+        'drizzle-prepared': async () => drizzlePgWork(target, POOL_SIZE, authors, true),
       }),
       mode,
       rows,
@@ -205,6 +230,7 @@ async function runSqlite(system: ActorSystem, sizes: Sizes, selected: readonly s
         molo: async () => moloOrmWork(await openSqlite(system, { file }), authors),
         'molo-raw': async () => moloRawWork(await openSqlite(system, { file }), authors),
         drizzle: async () => drizzleSqliteWork(file, authors),
+        'drizzle-prepared': async () => drizzleSqliteWork(file, authors, true),
       }),
       mode,
       rows,
@@ -234,7 +260,7 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
     `orm suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres on the same machine`,
     `Molo's ORM vs drizzle-orm (postgres.js / better-sqlite3) and vs Molo's raw client running the ORM's SQL; pools of ${POOL_SIZE} connections.`,
     `Dataset: ${sizes.data.authors} authors (half active) × ${sizes.data.postsPerAuthor} posts × ${sizes.data.commentsPerPost} comments; eager loads cover ${sizes.parents} parents.`,
-    'Interleaved rounds after a warm-up; ops/s is the best round (median shown too).',
+    `Interleaved rounds after a warm-up; ${ROUNDS_NOTE}`,
     `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
   ];
   if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');

@@ -22,7 +22,18 @@ export interface OrmWork {
   pages(n: number): Promise<number>;
   /** `n` eager loads of authors 1..parents with posts and their comments; the comments loaded. */
   eager(n: number, parents: number): Promise<number>;
+  /** `n` single-row inserts into ins_posts, each awaited before the next (autocommit), each returned; the count. */
+  insertAwaited(n: number): Promise<number>;
+  /** `n` selects of posts by primary key, each awaited before the next; the sum of the ids read. */
+  selectByKeyAwaited(n: number, idAt: (i: number) => number): Promise<number>;
+  /** `n` rows into ins_posts through the implementation's bulk API (one call), each returned; the count. */
+  bulkInsert(n: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Rows 0..n-1 of the insert case. */
+export function insertRows(n: number, authors: number): { author_id: number; title: string; score: number }[] {
+  return Array.from({ length: n }, (_, i) => insertRow(i, authors));
 }
 
 /** The n-th row of the insert case. */

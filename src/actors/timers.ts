@@ -49,17 +49,31 @@ class TimerList {
   }
 }
 
+/**
+ * Call timeouts are the hot user: every call schedules an entry and nearly every one is cancelled
+ * by its reply within microseconds. So the steady state of a call loop touches no native timer and
+ * no map: the native timer stays armed (at the earliest deadline) when the last entry goes; it is
+ * unreferenced only once the event loop comes round with nothing scheduled (one `setImmediate` per
+ * loop turn at most, not a ref and an unref per call); and emptied duration lists stay in the map
+ * (swept when the timer fires), with the last one used kept at hand. Deadlines stay exact: each
+ * entry's is its own `now() + delay`, and the timer fires at the earliest one.
+ */
 export class TimerService {
   readonly #lists = new Map<number, TimerList>();
   #size = 0;
   #armed: ClockTimer | null = null;
   #armedFor = Infinity;
-  /** The native timer stays armed (unreferenced) when the last entry goes, so a steady stream of
-   * short-lived entries (call timeouts) never pays for clearing and setting a native timer. */
+  /** Whether the armed native timer holds the process open. */
   #referenced = false;
-  /** The last emptied list, reused so one busy duration does not churn the map. */
-  #spare: TimerList | null = null;
+  /** A check for "nothing scheduled" is queued for the end of this loop turn. */
+  #unrefQueued = false;
+  /** The list used last, so one busy duration costs no map lookup. */
+  #lastList: TimerList | null = null;
   readonly #fire = (): void => this.#onFire();
+  readonly #unrefIfIdle = (): void => {
+    this.#unrefQueued = false;
+    if (this.#size === 0 && this.#referenced) this.#reference(false);
+  };
 
   constructor(readonly clock: Clock) {}
 
@@ -70,12 +84,14 @@ export class TimerService {
 
   schedule<A>(delayMs: number, callback: (arg: A) => void, arg: A): TimerEntry {
     const duration = delayMs > 0 ? delayMs : 0;
-    let list = this.#lists.get(duration);
-    if (list === undefined) {
-      const spare = this.#spare;
-      list = spare !== null && spare.duration === duration ? spare : new TimerList(duration);
-      this.#spare = null;
-      this.#lists.set(duration, list);
+    let list = this.#lastList;
+    if (list === null || list.duration !== duration) {
+      list = this.#lists.get(duration) ?? null;
+      if (list === null) {
+        list = new TimerList(duration);
+        this.#lists.set(duration, list);
+      }
+      this.#lastList = list;
     }
     const entry = new TimerEntry(this.clock.now() + duration, callback as (arg: unknown) => void, arg);
     list.append(entry);
@@ -90,11 +106,10 @@ export class TimerService {
     if (list === null) return;
     list.remove(entry);
     this.#size--;
-    if (list.head === null) {
-      this.#lists.delete(list.duration);
-      this.#spare = list;
+    if (this.#size === 0 && this.#referenced && !this.#unrefQueued) {
+      this.#unrefQueued = true;
+      setImmediate(this.#unrefIfIdle);
     }
-    if (this.#size === 0) this.#reference(false);
   }
 
   #reference(on: boolean): void {
@@ -125,7 +140,7 @@ export class TimerService {
         due.push(entry);
         entry = next;
       }
-      if (list.head === null) this.#lists.delete(list.duration);
+      if (list.head === null && list !== this.#lastList) this.#lists.delete(list.duration);
     }
     due.sort((a, b) => a.deadline - b.deadline || a.sequence - b.sequence);
     // Re-arm before running callbacks: a callback may schedule, and must not see a stale arm.

@@ -90,5 +90,11 @@ export interface Database extends Queryable {
    */
   session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T>;
   health(): DatabaseHealth;
+  /**
+   * Runs `sql` once per row of `rows`, in order and atomically (one transaction: every row or
+   * none), with one promise for the whole batch; the results are in row order. The bulk path: on
+   * SQLite the rows travel to the worker in one batch, on Postgres the executes are pipelined.
+   */
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]>;
   close(): Promise<void>;
 }

@@ -182,6 +182,11 @@ export class PostgresDatabase implements Database {
     return this.pool.run(ctx, (c) => c.ping(ctx));
   }
 
+  /** Every execute issued at once on one leased connection inside a transaction: the connection pipelines them. */
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+    return this.transaction((tx) => issueEach(rows, (params) => tx.query<R>(sql, params, ctx, options)), { ctx });
+  }
+
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const refused = refusedInOwnTransaction(this, 'a write transaction', () => options.readOnly !== true);
     if (refused !== undefined) throw refused;
@@ -256,4 +261,11 @@ export class PostgresDatabase implements Database {
     await this.pool.close();
     await Supervisor.stop(this.system, this.supervisor).catch(() => undefined);
   }
+}
+
+/** One statement per row, all issued before any is awaited. */
+function issueEach<T>(rows: readonly (readonly Value[])[], run: (params: readonly Value[]) => Promise<T>): Promise<T[]> {
+  const pending = new Array<Promise<T>>(rows.length);
+  for (let i = 0; i < rows.length; i++) pending[i] = run(rows[i]!);
+  return Promise.all(pending);
 }

@@ -49,6 +49,22 @@ class TracedDatabase implements Database {
     );
   }
 
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+    const span = this.tracer.startSpan(DataSpanName.query, this.#attributes(sql, ctx));
+    const results = this.db.queryMany<R>(sql, rows, ctx, options);
+    if (span === undefined) return results;
+    return results.then(
+      (value) => {
+        span.end(undefined, { 'db.rows': value.length });
+        return value;
+      },
+      (error: unknown) => {
+        span.end(error);
+        throw error;
+      },
+    );
+  }
+
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
     const span = this.tracer.startSpan(DataSpanName.transaction, this.#attributes(undefined, options?.ctx));
     if (span === undefined) return this.db.transaction(fn, options);

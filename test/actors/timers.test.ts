@@ -257,3 +257,52 @@ describe('the timer service', () => {
     expect(fired).toEqual([]);
   });
 });
+
+describe('TimerService and the native timer', () => {
+  /** A simulated clock that counts what the service does to its native timers. */
+  class CountingClock extends SimulatedClock {
+    sets = 0;
+    clears = 0;
+    refs = 0;
+    unrefs = 0;
+    referenced = true;
+    override setTimer(callback: () => void, delayMs: number) {
+      this.sets++;
+      this.referenced = true;
+      return super.setTimer(callback, delayMs);
+    }
+    override clearTimer(timer: Parameters<SimulatedClock['clearTimer']>[0]): void {
+      this.clears++;
+      super.clearTimer(timer);
+    }
+    refTimer(): void {
+      this.refs++;
+      this.referenced = true;
+    }
+    unrefTimer(): void {
+      this.unrefs++;
+      this.referenced = false;
+    }
+  }
+
+  it('a burst of schedule/cancel pairs (calls) sets one native timer and never toggles it; idle, it lets the process go', async () => {
+    const { TimerService } = await import('../../src/actors/timers.js');
+    const clock = new CountingClock();
+    const timers = new TimerService(clock);
+    for (let i = 0; i < 1_000; i++) timers.cancel(timers.schedule(5_000, () => undefined, i));
+    expect({ sets: clock.sets, clears: clock.clears, refs: clock.refs, unrefs: clock.unrefs }).toEqual({ sets: 1, clears: 0, refs: 0, unrefs: 0 });
+    expect(clock.referenced).toBe(true);
+    // The loop comes round with nothing scheduled: the timer no longer holds the process open.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(clock.referenced).toBe(false);
+    // The next entry holds it again, and still fires exactly on time.
+    const fired: number[] = [];
+    clock.advance(10);
+    timers.schedule(100, () => fired.push(clock.now()), 0);
+    expect(clock.referenced).toBe(true);
+    clock.advance(99);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual([110]);
+  });
+});

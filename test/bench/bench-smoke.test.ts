@@ -20,7 +20,9 @@ describe('npm run bench -- actors (smoke)', () => {
       expect(molo!.mode).toBe('quick');
       const ratio = rows.find((row) => row.case === name && row.impl === 'ratio');
       expect(ratio, `${name} ratio row`).toBeDefined();
-      expect(typeof ratio!.vs_xstate).toBe('number');
+      expect(typeof ratio!['vs_xstate-callback']).toBe('number');
+      expect(typeof ratio!['vs_xstate-machine']).toBe('number');
+      expect(molo!.spread_pct, 'the spread of the rounds is reported').toEqual(expect.any(Number));
       expect(typeof ratio!.vs_raw).toBe('number');
     }
     expect(rows.some((row) => row.case === 'spawn')).toBe(false);
@@ -30,7 +32,10 @@ describe('npm run bench -- actors (smoke)', () => {
     expect(erlang).toHaveLength(2);
     const unavailable = erlang.every((row) => row.ops_per_s === null && typeof row.unavailable === 'string');
     if (unavailable) expect(stdout + stderr).toMatch(/Erlang rows unavailable/);
-    else for (const row of erlang) expect(row.ops_per_s).toBeGreaterThan(0);
+    else for (const row of erlang) {
+      expect(row.ops_per_s).toBeGreaterThan(0);
+      expect(row.vms, 'Erlang rows are the median of several VMs').toBeGreaterThanOrEqual(3);
+    }
 
     expect(stdout).toMatch(/Ratios \(Molo ÷ peer\):/);
     expect(stdout).toMatch(/^send\s.*÷erlang/m);

@@ -9,7 +9,7 @@ import { psql } from '../support/pg.js';
 const CASES = ['pg_sequential', 'pg_pool', 'pg_one_conn', 'pg_fetch', 'sqlite_insert', 'sqlite_select'];
 const PEERS: Record<string, string[]> = {
   pg_sequential: ['postgres.js', 'pg', 'pg-pipeline'],
-  pg_pool: ['postgres.js', 'pg'],
+  pg_pool: ['postgres.js', 'pg', 'pg-pipeline'],
   pg_one_conn: ['postgres.js', 'pg', 'pg-pipeline'],
   pg_fetch: ['postgres.js', 'pg'],
   sqlite_insert: ['better-sqlite3'],

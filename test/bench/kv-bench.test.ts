@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { keepResults, ROOT, run, type ResultRow } from './smoke-support.js';
 import { psql } from '../support/pg.js';
+import { REDIS_HOST, REDIS_PORT } from '../../bench/kv/redis.js';
 
 
 const PEERS: Record<string, string> = {
@@ -22,7 +23,7 @@ const RESULTS = keepResults('kv');
 
 /** Redis keys under `prefix` still on the server (null: no server to ask). */
 async function redisKeys(prefix: string): Promise<number | null> {
-  const client = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis({ host: REDIS_HOST, port: REDIS_PORT, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, enableOfflineQueue: false });
   try {
     await client.connect();
   } catch {
@@ -58,6 +59,13 @@ describe('npm run bench -- kv (smoke)', () => {
       expect(ratio![`vs_${peer}`]).toBe(molo![`vs_${peer}`] ?? null);
     }
     expect(rows.find((row) => row.case === 'cache_hit' && row.impl === 'ratio')?.target).toBe('vs_lru-cache >= 0.8');
+    // The memory store also meets in-process peers, not only Redis over TCP.
+    for (const name of ['kv_memory_set', 'kv_memory_get']) {
+      for (const peer of ['map', 'lru-cache']) {
+        expect(rows.find((row) => row.case === name && row.impl === peer)?.ops_per_s, `${name}/${peer}`).toBeGreaterThan(0);
+        expect(typeof rows.find((row) => row.case === name && row.impl === 'ratio')?.[`vs_${peer}`]).toBe('number');
+      }
+    }
     // The topic rows: measured when bench/topics.ts is there, else "not available".
     const topic = rows.find((row) => row.case === 'topic_fanout' && row.impl === 'molo');
     if (existsSync(join(ROOT, 'bench', 'topics.ts'))) expect(topic?.ops_per_s, String(topic?.error ?? topic?.unavailable)).toBeGreaterThan(0);

@@ -10,6 +10,8 @@ import { psql } from '../support/pg.js';
 
 
 const CASES = ['pg_insert', 'pg_select_pk', 'pg_pages', 'pg_eager', 'sqlite_insert', 'sqlite_select_pk', 'sqlite_pages', 'sqlite_eager'];
+/** Cases measured the way a request handler calls, and the bulk insert; drizzle-prepared runs the awaited ones. */
+const USER_CASES = ['pg_insert_awaited', 'pg_select_pk_awaited', 'pg_bulk_insert', 'sqlite_insert_awaited', 'sqlite_select_pk_awaited', 'sqlite_bulk_insert'];
 
 const RESULTS = keepResults('orm');
 
@@ -26,6 +28,13 @@ describe('npm run bench -- orm (smoke)', () => {
       const ratio = rows.find((row) => row.case === name && row.impl === 'ratio');
       expect(typeof ratio?.vs_drizzle, `${name} ratio`).toBe('number');
       expect(typeof ratio?.orm_overhead).toBe('number');
+    }
+    for (const name of USER_CASES) {
+      const impls = name.endsWith('_awaited') ? ['molo', 'molo-raw', 'drizzle', 'drizzle-prepared'] : ['molo', 'molo-raw', 'drizzle'];
+      for (const impl of impls) {
+        const row = rows.find((candidate) => candidate.case === name && candidate.impl === impl);
+        expect(row?.ops_per_s, `${name}/${impl}: ${String(row?.error ?? row?.unavailable)}`).toBeGreaterThan(0);
+      }
     }
     expect(stdout).toMatch(/molo÷drizzle/);
     expect(stdout).toMatch(/^pg_eager\s+molo÷drizzle/m);

@@ -15,9 +15,10 @@
 import { CalleeExited, CallTimeout, NoProc, PayloadTooLarge, type ActorRuntime, type Ref } from '../../actors/index.js';
 import { QueueFull, RowTooLarge } from '../errors.js';
 import type { Value } from '../values.js';
+import { DirectLink, type DirectReply } from './direct-link.js';
 import { Batch, InFlight, TransportFailure, type Request } from './in-flight.js';
 import { encodeParams } from './params.js';
-import { Answer, Op, type ReplyFrame } from './protocol.js';
+import { Answer, NO_LEASE, Op, type ReplyFrame } from './protocol.js';
 
 /** Batches sent and not yet answered, per worker. */
 const MAX_BATCHES_IN_FLIGHT = 16;
@@ -26,6 +27,15 @@ export const MAX_BATCH_OPS = 4_096;
 /** Extra time a batch's call gets beyond the latest deadline in it, for the hop itself. */
 const CALL_GRACE_MS = 2_000;
 const MAX_CALL_TIMEOUT_MS = 330_000;
+/** How long a (re)started worker gets to confirm its direct link before batches keep to the actor path. */
+const BIND_TIMEOUT_MS = 10_000;
+
+/** A batch sent on the direct link, until its reply (or its worker's exit). */
+interface DirectBatch {
+  readonly batch: Batch;
+  readonly ref: Ref;
+  readonly generation: number;
+}
 
 export { TransportFailure, type Request, type TransportFailureKind } from './in-flight.js';
 
@@ -48,6 +58,13 @@ export class WorkerChannel {
   #ended = deferred();
   readonly #closedPromise = deferred();
   readonly #flying: InFlight;
+  /** The direct data path (direct-link.ts), used once the current generation is bound to it. */
+  readonly #link: DirectLink | undefined;
+  readonly #direct = new Map<number, DirectBatch>();
+  /** The generation whose worker confirmed the direct link; 0: none yet. */
+  #bound = 0;
+  /** Batches in flight on the actor path: the direct path waits for them, so batches never overtake. */
+  #actorBatches = 0;
 
   constructor(
     readonly system: ActorRuntime,
@@ -56,8 +73,11 @@ export class WorkerChannel {
     readonly maxQueued: number,
     /** Bytes one batch may take (the placement's payload cap less headroom). */
     readonly budgetBytes: number,
+    /** The worker's direct link name (WorkerOptions.direct); undefined: the actor path only. */
+    directName?: string,
   ) {
     this.#flying = new InFlight(label);
+    this.#link = directName === undefined ? undefined : new DirectLink(directName, this.#onDirectReply);
   }
 
   /** Requests queued or in flight. */
@@ -161,11 +181,31 @@ export class WorkerChannel {
     if (this.#closed) return;
     this.#ref = ref;
     this.#generation++;
+    this.#bound = 0;
     this.#ended = deferred();
     const waiters = this.#attachWaiters;
     this.#attachWaiters = [];
     for (const wake of waiters) wake();
+    this.#bind();
     this.#send();
+  }
+
+  /** Asks the new worker (through the actor, in order with the rest) to answer this generation on the direct link. */
+  #bind(): void {
+    if (this.#link === undefined) return;
+    const generation = this.#generation;
+    const request: Request = {
+      generation,
+      answer: (_frame, _index, value) => {
+        if (value === true && generation === this.#generation) this.#bound = generation;
+      },
+      reject: () => undefined, // stays on the actor path
+    };
+    try {
+      this.op(request, Op.Bind, [generation], 16, Date.now() + BIND_TIMEOUT_MS, NO_LEASE);
+    } catch {
+      // The queue is full: this generation keeps to the actor path.
+    }
   }
 
   /** Resolves true once a worker is attached, false after `timeoutMs` without one. */
@@ -203,8 +243,10 @@ export class WorkerChannel {
 
   /** The worker actor `ref` exited: what it held is lost; queued requests bound to it fail. */
   detach(ref: Ref, reason: unknown): void {
+    this.#failDirect(ref, reason);
     if (this.#ref !== ref) return;
     this.#ref = undefined;
+    this.#bound = 0;
     this.#ended.resolve(reason);
     const failure = new TransportFailure('lost', `${this.label} exited`, reason);
     for (const batch of this.#queuedBatches()) {
@@ -217,11 +259,35 @@ export class WorkerChannel {
     }
   }
 
+  /** Batches on the direct link to the exited worker `ref` get no reply: they fail as lost. */
+  #failDirect(ref: Ref, reason: unknown): void {
+    if (this.#direct.size > 0) {
+      const failure = new TransportFailure('lost', `${this.label} exited`, reason);
+      for (const [id, sent] of this.#direct) {
+        if (sent.ref !== ref) continue;
+        this.#direct.delete(id);
+        this.#link!.forget();
+        this.#failWith(sent.batch, failure);
+      }
+    }
+    if (this.#closed && this.#direct.size === 0) this.#link?.close();
+  }
+
+  readonly #onDirectReply = (reply: DirectReply): void => {
+    const sent = this.#direct.get(reply.i);
+    if (sent === undefined) return;
+    this.#direct.delete(reply.i);
+    if (reply.r !== undefined) this.#answered(sent.batch, reply.r, sent.generation);
+    else this.#failWith(sent.batch, new TransportFailure('lost', `${this.label}: ${reply.e ?? 'no reply'}`));
+    if (this.#closed && this.#direct.size === 0) this.#link?.close();
+  };
+
   /** Fails everything queued (in-flight calls fail on their own when the actor stops). */
   close(failure: TransportFailure): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#flying.stop();
+    if (this.#direct.size === 0) this.#link?.close();
     this.#ended.resolve(failure);
     this.#closedPromise.resolve(failure);
     const batches = this.#queuedBatches();
@@ -282,6 +348,13 @@ export class WorkerChannel {
     this.#queued -= requests.length;
     this.#inFlight += requests.length;
     this.#batchesInFlight++;
+    if (this.#bound === generation && this.#actorBatches === 0) {
+      // The direct link: one postMessage each way. A wedged worker's requests still fail on their
+      // deadlines (InFlight); its exit fails the batch (detach).
+      this.#direct.set(this.#link!.post(generation, builder.frame()), { batch, ref, generation });
+      return;
+    }
+    this.#actorBatches++;
     const timeout = Math.min(MAX_CALL_TIMEOUT_MS, Math.max(0, latest - Date.now()) + CALL_GRACE_MS);
     let reply: Promise<ReplyFrame>;
     try {
@@ -290,8 +363,14 @@ export class WorkerChannel {
       reply = Promise.reject(error);
     }
     reply.then(
-      (frame) => this.#answered(batch, frame, generation),
-      (error: unknown) => this.#failed(batch, ref, error),
+      (frame) => {
+        this.#actorBatches--;
+        this.#answered(batch, frame, generation);
+      },
+      (error: unknown) => {
+        this.#actorBatches--;
+        this.#failed(batch, ref, error);
+      },
     );
   }
 
@@ -310,15 +389,19 @@ export class WorkerChannel {
   }
 
   #failed(batch: Batch, ref: Ref, error: unknown): void {
-    const { requests, builder, expired } = batch;
-    this.#settle(batch);
     const failure = describeFailure(this.label, error);
-    for (let i = 0; i < requests.length; i++) {
-      if (builder.kinds.data[i] !== Op.Skip && (expired === undefined || expired[i] === 0)) requests[i]!.reject(failure);
-    }
+    this.#failWith(batch, failure);
     // A worker that timed out may be wedged in one statement; it is not detached for that (its
     // later replies still come), but an exit is: the supervisor restarts it.
     if (failure.kind === 'lost') this.detach(ref, error);
+  }
+
+  #failWith(batch: Batch, failure: TransportFailure): void {
+    const { requests, builder, expired } = batch;
+    this.#settle(batch);
+    for (let i = 0; i < requests.length; i++) {
+      if (builder.kinds.data[i] !== Op.Skip && (expired === undefined || expired[i] === 0)) requests[i]!.reject(failure);
+    }
   }
 
   #settle(batch: Batch): void {

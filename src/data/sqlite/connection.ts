@@ -40,6 +40,10 @@ export class SqliteConnection implements DriverConnection {
     return this.engine.captureStacks && this.channel.pending <= CALLER_STACK_PENDING_LIMIT ? withCallerStack(result) : result;
   }
 
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryOptions): Promise<Result<R>[]> {
+    return this.engine.queryMany<R>(this.channel, this.binding, this.mode, sql, rows, ctx, options);
+  }
+
   async prepare<R extends Row = Row>(sql: string, ctx: DataContext | undefined): Promise<PreparedStatement<R>> {
     const { statement } = await this.engine.prepare<R>(
       this.channel,

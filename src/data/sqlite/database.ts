@@ -192,6 +192,11 @@ export class SqliteDatabase implements Database {
     return this.#onWriter(options.ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options));
   }
 
+  /** One transaction on the writer; the rows go to the worker together, answered through one promise. */
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+    return this.#onWriter(ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, () => conn.queryMany<R>(sql, rows, ctx, options), { ctx }));
+  }
+
   session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
     const refused = refusedInOwnTransaction(this, 'a session');
     if (refused !== undefined) return Promise.reject(refused);

@@ -99,6 +99,45 @@ export class Engine {
     return new Promise<Result<R>>(issue as (resolve: (result: Result<R>) => void, reject: (error: unknown) => void) => void);
   }
 
+  /**
+   * Runs `sql` once per row of `rows` on `channel`, with one request and one promise for them all:
+   * the rows are queued into the channel's batches one after the other (in order, so they run in
+   * order), and the promise settles once every row is answered, or with the first failure.
+   */
+  queryMany<R extends Row = Row>(
+    channel: WorkerChannel,
+    binding: Binding,
+    mode: StatementMode,
+    sql: string,
+    rows: readonly (readonly Value[])[],
+    ctx: DataContext | undefined,
+    options: QueryOptions | undefined,
+  ): Promise<Result<R>[]> {
+    return new Promise<Result<R>[]>((resolve, reject) => {
+      if (this.#closed) return reject(this.closedError());
+      if (typeof sql !== 'string') return reject(new InvalidDataConfig('sql', 'must be a string'));
+      if (rows.length === 0) return resolve([]);
+      let many: ManyRequest;
+      try {
+        many = new ManyRequest(this, channel, binding, mode, sql, rows.length, ctx, ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx), resolveMaxRows(options));
+      } catch (error) {
+        return reject(error);
+      }
+      many.settle = resolve as (results: Result[]) => void;
+      many.fail = reject;
+      try {
+        for (let i = 0; i < rows.length && !many.failed; i++) {
+          many.params = rows[i];
+          channel.statement(many, Op.Query, sql, rows[i], many.maxRows, many.deadline, binding.lease);
+        }
+      } catch (error) {
+        many.reject(error);
+      } finally {
+        many.params = undefined;
+      }
+    });
+  }
+
   /** The rest of a result too large for its batch's reply, slice by slice, from the worker that holds it. */
   async fetchParked(channel: WorkerChannel, id: number, generation: number, site: FailureSite): Promise<Record<string, unknown>[]> {
     const rows: Record<string, unknown>[] = [];
@@ -310,13 +349,8 @@ class QueryRequest implements Request, FailureSite {
   }
 
   answer(frame: ReplyFrame, index: number, value: unknown, slot: number, generation: number): void {
-    const idValue = frame.i[index]!;
-    const lastInsertId = idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
-    if (value === undefined) return this.settle(result([], frame.a[index]!, lastInsertId, frame.c[slot]!, NO_FIELDS));
-    if (Array.isArray(value)) {
-      if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
-      return this.settle(result(value, frame.a[index]!, lastInsertId, frame.c[slot]!, frameFields(frame, slot)));
-    }
+    const done = statementResult(frame, index, value, slot);
+    if (done !== undefined) return this.settle(done);
     if (isFault(value)) {
       if (value.x === Fault.NotReadonly && this.refused !== undefined) {
         this.refused(this.sql, this.params, this.ctx, { maxRows: this.maxRows }).then(this.settle, this.fail);
@@ -327,6 +361,7 @@ class QueryRequest implements Request, FailureSite {
     const affected = frame.a[index]!;
     const command = frame.c[slot]!;
     const fields = frameFields(frame, slot);
+    const lastInsertId = insertIdOf(frame, index);
     this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
       (rows) => this.settle(result(rows, affected, lastInsertId, command, fields)),
       this.fail,
@@ -336,6 +371,93 @@ class QueryRequest implements Request, FailureSite {
   reject(failure: TransportFailure): void {
     this.fail(this.engine.faults.transport(failure, this));
   }
+}
+
+/** The result of op `index` of `frame` whose value was `value` (undefined or the rows); the rest is a fault or parked. */
+function statementResult(frame: ReplyFrame, index: number, value: unknown, slot: number): Result | undefined {
+  const lastInsertId = insertIdOf(frame, index);
+  if (value === undefined) return result([], frame.a[index]!, lastInsertId, frame.c[slot]!, NO_FIELDS);
+  if (!Array.isArray(value)) return undefined;
+  if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
+  return result(value, frame.a[index]!, lastInsertId, frame.c[slot]!, frameFields(frame, slot));
+}
+
+/**
+ * The rows of one `queryMany`: one request object listed once per row in the channel's batches
+ * (answers come in issue order), one array of results, one promise. A fault fails the whole call;
+ * a result parked for being too large is fetched like a single statement's.
+ */
+class ManyRequest implements Request, FailureSite {
+  readonly deadline: number;
+  readonly generation: number;
+  readonly results: Result[];
+  settle!: (results: Result[]) => void;
+  fail!: (error: unknown) => void;
+  /** The row being queued, for a failure's site while queuing. */
+  params: readonly Value[] | undefined;
+  failed = false;
+  #answered = 0;
+  #waiting = 0;
+
+  constructor(
+    readonly engine: Engine,
+    readonly channel: WorkerChannel,
+    readonly binding: Binding,
+    readonly mode: StatementMode,
+    readonly sql: string,
+    readonly count: number,
+    readonly ctx: DataContext | undefined,
+    readonly timeoutMs: number,
+    readonly maxRows: number,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+    this.generation = binding.generation;
+    this.results = new Array<Result>(count);
+  }
+
+  get role(): string {
+    return this.channel.label;
+  }
+
+  answer(frame: ReplyFrame, index: number, value: unknown, slot: number, generation: number): void {
+    if (this.failed) return;
+    const at = this.#answered++;
+    const done = statementResult(frame, index, value, slot);
+    if (done !== undefined) {
+      this.results[at] = done;
+      return this.#maybeDone();
+    }
+    if (isFault(value)) return this.reject(this.engine.faults.fault(value, this));
+    const affected = frame.a[index]!;
+    const command = frame.c[slot]!;
+    const fields = frameFields(frame, slot);
+    const lastInsertId = insertIdOf(frame, index);
+    this.#waiting++;
+    this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
+      (rows) => {
+        this.results[at] = result(rows, affected, lastInsertId, command, fields);
+        this.#waiting--;
+        this.#maybeDone();
+      },
+      (error: unknown) => this.reject(error),
+    );
+  }
+
+  #maybeDone(): void {
+    if (!this.failed && this.#answered === this.count && this.#waiting === 0) this.settle(this.results);
+  }
+
+  reject(failure: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.fail(failure instanceof TransportFailure ? this.engine.faults.transport(failure, this) : failure);
+  }
+}
+
+/** Op `index`'s insert rowid: the id column's number, or (NaN there) none or a bigint listed in `b`. */
+function insertIdOf(frame: ReplyFrame, index: number): number | bigint | null {
+  const idValue = frame.i[index]!;
+  return idValue === idValue ? idValue : insertIdBeyondDouble(frame, index);
 }
 
 /** NaN in the id column: none, or (listed in `b`) a rowid too large for a double. */

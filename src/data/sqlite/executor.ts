@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { commandOf, countsChanges, insertsRows } from './sql-text.js';
 import { bindable, blobs, exactRowBytes, fromInteger, settleRow } from './rows.js';
+import { SingleRowPlans } from './single-row.js';
 import { LruCache } from './statement-cache.js';
 import {
   Fault,
@@ -30,6 +31,11 @@ export interface CachedStatement {
   readonly columns: readonly string[] | undefined;
   readonly counts: boolean;
   readonly inserts: boolean;
+  /**
+   * A read that can return at most one row (single-row.ts), run with `get()`: better-sqlite3's
+   * iterator costs several µs a call more. Undefined until its first run; reset when the schema changes.
+   */
+  single: boolean | undefined;
 }
 
 interface OpenStream {
@@ -59,6 +65,9 @@ class TooManyRowsSignal {
 
 export class Executor {
   readonly #statements: LruCache<string, CachedStatement>;
+  readonly #singleRows: SingleRowPlans;
+  /** Whether this batch has checked the schema version (once, before its first single-row read). */
+  #schemaChecked = false;
   readonly #streams = new Map<number, OpenStream>();
   readonly #parked = new Map<number, Parked>();
   #nextId = 1;
@@ -76,11 +85,13 @@ export class Executor {
     readonly options: WorkerOptions,
   ) {
     this.#statements = new LruCache(options.statementCacheSize);
+    this.#singleRows = new SingleRowPlans(db);
   }
 
   /** A new batch: its reply budget, and its SQL texts (each compiled, or found in the cache, once). */
   startBatch(texts: readonly string[]): void {
     this.#budget = this.options.replyBudgetBytes;
+    this.#schemaChecked = false;
     this.#texts = texts;
     this.#slots = new Array(texts.length);
     if (this.#parked.size > 0) this.#purgeParked();
@@ -112,6 +123,7 @@ export class Executor {
         columns: stmt.reader ? stmt.columns().map((column) => column.name) : undefined,
         counts: countsChanges(command),
         inserts: insertsRows(command),
+        single: undefined,
       };
       this.#statements.set(sql, entry);
     }
@@ -134,6 +146,8 @@ export class Executor {
     if (Date.now() > deadline) return timedOut();
     const refused = this.#refuseWrite(entry.readonly);
     if (refused !== undefined) return refused;
+    // A write may change the schema (DDL): the next single-row read checks it again.
+    if (!entry.readonly) this.#schemaChecked = false;
     const args = new Args(params, first, count);
     for (let attempt = 0; ; attempt++) {
       try {
@@ -168,7 +182,20 @@ export class Executor {
     const columns = entry.columns!;
     let rows: Record<string, unknown>[];
     if (entry.readonly) {
-      rows = collect(args.iterate(stmt, entry.numbered), maxRows);
+      if (entry.single !== false && !this.#schemaChecked) {
+        // A schema change may have changed the statement's program: ask again (once per batch).
+        this.#schemaChecked = true;
+        this.#singleRows.checkSchema(this.#statements.values());
+      }
+      if (entry.single === true) {
+        const row = args.get(stmt, entry.numbered) as Record<string, unknown> | undefined;
+        rows = row === undefined ? [] : [row];
+      } else {
+        rows = collect(args.iterate(stmt, entry.numbered), maxRows);
+        // Decided after a real run: running it made the connection load the current schema, which
+        // EXPLAIN (compiled, never run) would not notice on its own.
+        entry.single ??= this.#singleRows.atMostOneRow(stmt, args.bound(entry.numbered));
+      }
       if (rows.length > maxRows) throw new TooManyRowsSignal(maxRows);
     } else {
       // A write with RETURNING makes all its changes at the first step: run it in a savepoint, so
@@ -428,6 +455,26 @@ class Args {
         return stmt.run(int(p[f]), int(p[f + 1]), int(p[f + 2]), int(p[f + 3]));
       default:
         return stmt.run(this.#array());
+    }
+  }
+
+  /** The values as `stmt.all(...)`'s arguments. */
+  bound(numbered: boolean): SqliteParam[] | [Record<string, SqliteParam>] {
+    return numbered ? [this.#named()] : this.#array();
+  }
+
+  get(stmt: Database.Statement, numbered: boolean): unknown {
+    const { params: p, first: f } = this;
+    if (numbered) return stmt.get(this.#named());
+    switch (this.count) {
+      case 0:
+        return stmt.get();
+      case 1:
+        return stmt.get(int(p[f]));
+      case 2:
+        return stmt.get(int(p[f]), int(p[f + 1]));
+      default:
+        return stmt.get(this.#array());
     }
   }
 

@@ -2,7 +2,10 @@
  * Batches on their way to a worker and back: the requests they carry, and one timer for the
  * earliest deadline among them, so that a statement stuck behind a long one (SQLite cannot
  * interrupt a running statement) fails on time rather than when the worker is free again. One
- * timer per channel, armed per batch, not one per statement.
+ * timer per channel, not one per statement nor one per batch: it stays armed (unreferenced) when the
+ * last batch comes back, since the next batch's deadline is almost always later, and a sweep that
+ * finds nothing due just re-arms for the earliest deadline left. Setting and clearing a native
+ * timer for every awaited statement cost more than the sweep.
  */
 import { BatchBuilder } from './batch.js';
 import { Op, type ReplyFrame } from './protocol.js';
@@ -58,7 +61,6 @@ export class InFlight {
 
   delete(batch: Batch): void {
     this.#batches.delete(batch);
-    if (this.#batches.size === 0) this.stop();
   }
 
   stop(): void {

@@ -2,6 +2,7 @@
  * `openSqlite`: checks the file's filesystem, starts the writer and reader threads under their
  * supervisor, and wires the main thread's side (channels, gate, checkpoint scheduler) around them.
  */
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime } from '../../actors/index.js';
 import { silentLogger, type Logger } from '../../telemetry/index.js';
@@ -61,7 +62,8 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
   const telemetry = new SqliteTelemetry(resolved.name, file, dataMetrics(config.metrics), logger);
   const engine = new Engine(new FaultMapper(connection, telemetry, budgetBytes), resolved.captureCallerStacks);
 
-  const workerOptions = (role: WorkerOptions['role']): WorkerOptions => ({
+  const workerOptions = (role: WorkerOptions['role'], direct: string): WorkerOptions => ({
+    direct,
     path: file,
     role,
     busyTimeoutMs: resolved.busyTimeoutMs,
@@ -72,12 +74,16 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
     maxReadMs: resolved.maxReadMs,
     replyBudgetBytes: budgetBytes,
   });
-  const slot = (id: string, role: WorkerOptions['role']): WorkerSlot => ({
-    id,
-    host: `${resolved.name}.${id}`,
-    channel: new WorkerChannel(system, `sqlite ${resolved.name} ${id}`, resolved.maxQueuedRequests, budgetBytes),
-    options: workerOptions(role),
-  });
+  const slot = (id: string, role: WorkerOptions['role']): WorkerSlot => {
+    // One direct link per worker slot, named uniquely in this process (direct-link.ts).
+    const direct = `molo.sqlite.${randomUUID()}`;
+    return {
+      id,
+      host: `${resolved.name}.${id}`,
+      channel: new WorkerChannel(system, `sqlite ${resolved.name} ${id}`, resolved.maxQueuedRequests, budgetBytes, direct),
+      options: workerOptions(role, direct),
+    };
+  };
   const writerSlot = slot('writer', 'writer');
   const readerSlots = Array.from({ length: resolved.readers }, (_, i) => slot(`reader.${i}`, 'reader'));
   const readers: ReaderSlot[] = readerSlots.map((reader) => ({ channel: reader.channel, pinned: false }));

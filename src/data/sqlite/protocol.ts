@@ -31,6 +31,8 @@ export const Op = {
   Ping: 8,
   /** x: [] with the lease in `l`: a pinned read or session is over; its cursors and transaction close. */
   EndLease: 9,
+  /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
+  Bind: 10,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
 } as const;
@@ -180,4 +182,6 @@ export interface WorkerOptions {
   readonly maxReadMs: number;
   /** Bytes one reply may take (the system's payloadLimitBytes less headroom for framing). */
   readonly replyBudgetBytes: number;
+  /** Name of the BroadcastChannel the worker answers batches on once bound (direct-link.ts); none: the actor path only. */
+  readonly direct?: string;
 }

@@ -47,6 +47,10 @@ export class LruCache<K, V> {
     return true;
   }
 
+  values(): IterableIterator<V> {
+    return this.#map.values();
+  }
+
   clear(): void {
     for (const key of [...this.#map.keys()]) this.delete(key);
   }

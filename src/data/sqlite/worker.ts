@@ -6,9 +6,11 @@
  * Each call is a batch of ops (see protocol.ts), run in order, synchronously, and answered with one
  * reply frame. An op never throws out of the batch: a failure is that op's reply.
  */
+import { BroadcastChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { TimerEntry } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/index.js';
+import type { DirectReply, DirectRequest } from './direct-link.js';
 import { Executor } from './executor.js';
 import { blobs } from './rows.js';
 import { Answer, Fault, NO_LEASE, Op, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type WorkerOptions } from './protocol.js';
@@ -27,6 +29,9 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
   #lease = NO_LEASE;
   #leaseTimer: TimerEntry | undefined;
   readonly #aborted = new Set<number>();
+  /** The direct link (direct-link.ts) and the channel generation this instance answers on it; 0: none. */
+  #link: BroadcastChannel | undefined;
+  #bound = 0;
 
   constructor(readonly options: WorkerOptions) {
     super();
@@ -56,7 +61,28 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
       throw error;
     }
     this.#executor = new Executor(db, options);
+    if (options.direct !== undefined) {
+      this.#link = new BroadcastChannel(options.direct);
+      this.#link.onmessage = this.#onDirect;
+    }
   }
+
+  /** A batch on the direct link: run as a call would be, answered on the link. Frames for another generation are another instance's. */
+  readonly #onDirect = (event: unknown): void => {
+    const request = (event as { data: DirectRequest | undefined }).data;
+    if (request?.g !== this.#bound || this.#bound === 0) return;
+    let reply: DirectReply;
+    try {
+      reply = { i: request.i, r: this.handleCall(request.f) };
+    } catch (error) {
+      reply = { i: request.i, e: error instanceof Error ? error.message : String(error) };
+    }
+    try {
+      this.#link!.postMessage(reply);
+    } catch (error) {
+      this.#link!.postMessage({ i: request.i, e: `reply not sent: ${error instanceof Error ? error.message : String(error)}` } satisfies DirectReply);
+    }
+  };
 
   override handleCall(frame: BatchFrame): ReplyFrame {
     const { k: kinds, s: slots, t: texts, p: params, n: counts, d: deadlines, m: limits, l: leases, x: args } = frame;
@@ -139,6 +165,9 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
         return true;
       case Op.Ping:
         return true;
+      case Op.Bind:
+        this.#bound = this.#link === undefined ? 0 : (args[0] as number);
+        return this.#bound !== 0;
       default:
         return { e: `unknown op ${kind}`, x: Fault.Internal } satisfies FaultReply;
     }
@@ -185,6 +214,8 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
   }
 
   override terminate(): void {
+    this.#link?.close();
+    this.#link = undefined;
     this.#executor?.closeAll();
     this.#db?.close();
   }

@@ -83,6 +83,14 @@ export class CountingDatabase implements Database {
     return this.inner.prepare<R>(sql, ctx);
   }
 
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+    for (let i = 0; i < rows.length; i++) {
+      this.statements.push(sql);
+      this.contexts.push(ctx);
+    }
+    return this.inner.queryMany<R>(sql, rows, ctx, options);
+  }
+
   stream<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: StreamOptions): AsyncIterable<R> {
     this.statements.push(sql);
     return this.inner.stream<R>(sql, params, ctx, options);

@@ -1,0 +1,45 @@
+/**
+ * `queryMany`: one statement over many rows, in order, atomically, one promise — on both backends.
+ */
+import { describe, expect, it } from 'vitest';
+import { DbError, type Database } from '../../src/data/index.js';
+import { BACKENDS, openForEachTest } from './backends.js';
+
+describe.each(BACKENDS)('queryMany on $name', (backend) => {
+  let db: Database;
+  openForEachTest(backend, async (opened) => {
+    db = opened.db;
+    await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL)');
+  });
+
+  const insert = (name: string): string => (name === 'postgres' ? 'INSERT INTO items (id, label) VALUES ($1, $2) RETURNING id' : 'INSERT INTO items (id, label) VALUES (?, ?) RETURNING id');
+
+  it('runs the statement once per row, in order, and hands back every result in row order', async () => {
+    const rows = Array.from({ length: 5_000 }, (_, i) => [i + 1, `label-${i + 1}`]);
+    const results = await db.queryMany<{ id: number }>(insert(backend.name), rows);
+    expect(results).toHaveLength(rows.length);
+    results.forEach((result, i) => {
+      expect(result.affected).toBe(1);
+      expect(Number(result.rows[0]!.id)).toBe(i + 1);
+    });
+    const count = await db.query<{ n: number }>('SELECT count(*) AS n FROM items');
+    expect(Number(count.rows[0]!.n)).toBe(rows.length);
+  });
+
+  it('is atomic: a failing row rolls back the rows before it, and the error is typed', async () => {
+    const rows = [
+      [1, 'a'],
+      [2, 'b'],
+      [1, 'duplicate key'],
+      [3, 'c'],
+    ];
+    const failure = await db.queryMany(insert(backend.name), rows).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(DbError);
+    const count = await db.query<{ n: number }>('SELECT count(*) AS n FROM items');
+    expect(Number(count.rows[0]!.n)).toBe(0);
+  });
+
+  it('resolves an empty list with no results', async () => {
+    expect(await db.queryMany(insert(backend.name), [])).toEqual([]);
+  });
+});
