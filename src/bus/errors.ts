@@ -1,7 +1,7 @@
 /**
  * Error registry of the bus (topics now; streams, tasks and the scheduler later). Stable codes,
  * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, codes every part of
- * the bus shares with `BUS_`.
+ * the bus shares with `BUS_`, stream codes with `STREAM_` (their classes live in streams/errors.ts).
  */
 import { MoloError } from '../actors/index.js';
 
@@ -15,6 +15,13 @@ export const BusErrorCode = {
   PatternLimit: 'TOPIC_PATTERN_LIMIT',
   SubscriptionLimit: 'TOPIC_SUBSCRIPTION_LIMIT',
   BrokerClosed: 'TOPIC_BROKER_CLOSED',
+  StreamNotFound: 'STREAM_NOT_FOUND',
+  StreamConsumerNotFound: 'STREAM_CONSUMER_NOT_FOUND',
+  StreamConflict: 'STREAM_CONFLICT',
+  StreamCapExceeded: 'STREAM_CAP_EXCEEDED',
+  StreamInvalidArgument: 'STREAM_INVALID_ARGUMENT',
+  StreamAckUnknown: 'STREAM_ACK_UNKNOWN',
+  StreamStoreClosed: 'STREAM_STORE_CLOSED',
 } as const;
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 
