@@ -24,3 +24,13 @@ export type {
   StreamStoreHealth,
   TermReason,
 } from './store.js';
+export {
+  STREAM_CONSUMER_BEHAVIOUR,
+  StreamConsumer,
+  StreamConsumerServer,
+  type NakBackoff,
+  type StreamConsumerOptions,
+  type StreamConsumerStatus,
+  type StreamHandler,
+} from './consumer.js';
+export { StreamRetention, StreamRetentionServer, type StreamRetentionOptions, type StreamRetentionStatus } from './retention.js';
