@@ -171,42 +171,57 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
     this.#pending = info.pending;
   }
 
+  /**
+   * Handles a batch in `concurrency` lanes. Settling (ack or nak) is not awaited per message: the
+   * batch's acks join one group commit instead of paying one commit each; all are settled before
+   * the next fetch.
+   */
   async #handleAll(deliveries: readonly Delivery[]): Promise<void> {
     let next = 0;
+    const settling: Promise<void>[] = [];
     const lane = async (): Promise<void> => {
-      while (next < deliveries.length && !this.#stopping.signal.aborted) await this.#handle(deliveries[next++]!);
+      while (next < deliveries.length && !this.#stopping.signal.aborted) {
+        const delivery = deliveries[next++]!;
+        const span = this.#tracer.startSpan(StreamSpanName.deliver, {
+          'messaging.destination.name': delivery.stream,
+          'messaging.consumer.group.name': delivery.consumer,
+          'messaging.message.id': delivery.seq,
+          'messaging.delivery_count': delivery.deliveryCount,
+        });
+        const failure = await this.#run1(delivery);
+        // Stopping: leave it pending, it is redelivered after its deadline (or to another worker).
+        if (this.#stopping.signal.aborted) span?.end(failure);
+        else settling.push(this.#settle(delivery, failure, span));
+      }
     };
     await Promise.all(Array.from({ length: Math.min(this.#concurrency, deliveries.length) }, lane));
+    await Promise.all(settling);
   }
 
-  async #handle(delivery: Delivery): Promise<void> {
-    const span = this.#tracer.startSpan(StreamSpanName.deliver, {
-      'messaging.destination.name': delivery.stream,
-      'messaging.consumer.group.name': delivery.consumer,
-      'messaging.message.id': delivery.seq,
-      'messaging.delivery_count': delivery.deliveryCount,
-    });
+  /** Runs the handler; answers its failure (undefined: it succeeded). */
+  async #run1(delivery: Delivery): Promise<unknown> {
     const controller = new AbortController();
     const stopping = this.#stopping.signal;
     const onExit = (): void => controller.abort(stopping.reason);
     stopping.addEventListener('abort', onExit, { once: true });
     const timer = setTimeout(() => controller.abort(new Error(`handler ran past ${this.#handlerTimeoutMs} ms`)), this.#handlerTimeoutMs);
     this.#inFlight++;
-    let failure: unknown;
     try {
       await Promise.race([
         Promise.resolve().then(() => this.#options.handler(delivery, controller.signal)),
         new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
       ]);
+      return undefined;
     } catch (error) {
-      failure = error ?? new Error('handler failed');
+      return error ?? new Error('handler failed');
     } finally {
       clearTimeout(timer);
       stopping.removeEventListener('abort', onExit);
       this.#inFlight--;
     }
-    // Stopping: leave it pending, it is redelivered after its deadline (or to the next worker).
-    if (stopping.aborted) return span?.end(failure);
+  }
+
+  async #settle(delivery: Delivery, failure: unknown, span: { end(error?: unknown): void } | undefined): Promise<void> {
     try {
       if (failure === undefined) {
         await delivery.ack();
