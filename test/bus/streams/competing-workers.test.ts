@@ -4,47 +4,24 @@
  * held when it was SIGKILLed (redelivered after the ack deadline). A third worker replaces it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../support/run-script.js';
+import { buildForChildren } from './child-build.js';
 import { eventually } from '../../support/systems.js';
 import { eventuallyAsync } from '../../data/kv/stores.js';
 import { publishMany, STREAM_BACKENDS } from './stores.js';
 
 const TOTAL = 3_000;
-let out: string;
-
-function sources(dir: string, into: string[] = []): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) sources(path, into);
-    else if (path.endsWith('.ts')) into.push(path);
-  }
-  return into;
-}
+let build: ReturnType<typeof buildForChildren>;
 
 const backend = STREAM_BACKENDS.find((b) => b.name === 'postgres')!;
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'molo-workers-'));
-  buildSync({
-    entryPoints: [...sources(join(projectRoot, 'src')), join(projectRoot, 'test/bus/streams/fixtures/worker-child.ts')],
-    outdir: out,
-    outbase: projectRoot,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'error',
-  });
-  symlinkSync(join(projectRoot, 'node_modules'), join(out, 'node_modules'));
+  build = buildForChildren('test/bus/streams/fixtures/worker-child.ts');
   await backend.setup();
 }, 60_000);
 afterAll(async () => {
   await backend.teardown();
-  rmSync(out, { recursive: true, force: true });
+  build.remove();
 }, 30_000);
 
 interface Worker {
@@ -54,7 +31,7 @@ interface Worker {
 }
 
 function startWorker(name: string, env: NodeJS.ProcessEnv): Worker {
-  const child = spawn(process.execPath, [join(out, 'test/bus/streams/fixtures/worker-child.js')], { env: { ...process.env, ...env, WORKER_NAME: name }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [build.script], { env: { ...process.env, ...env, WORKER_NAME: name }, stdio: ['ignore', 'pipe', 'inherit'] });
   const handled: number[] = [];
   let buffer = '';
   let markReady: () => void = () => undefined;

@@ -8,41 +8,18 @@
  * starting tsx per child costs seconds on a loaded machine.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../support/run-script.js';
+import { buildForChildren } from './child-build.js';
 import { STREAM_BACKENDS } from './stores.js';
 
 const KILLS = 20;
 
-let out: string;
-
-function sources(dir: string, into: string[] = []): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) sources(path, into);
-    else if (path.endsWith('.ts')) into.push(path);
-  }
-  return into;
-}
+let build: ReturnType<typeof buildForChildren>;
 
 beforeAll(() => {
-  out = mkdtempSync(join(tmpdir(), 'molo-crash-'));
-  buildSync({
-    entryPoints: [...sources(join(projectRoot, 'src')), join(projectRoot, 'test/bus/streams/fixtures/crash-child.ts')],
-    outdir: out,
-    outbase: projectRoot,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'error',
-  });
-  symlinkSync(join(projectRoot, 'node_modules'), join(out, 'node_modules'));
+  build = buildForChildren('test/bus/streams/fixtures/crash-child.ts');
 });
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+afterAll(() => build.remove());
 
 interface RunLog {
   readonly published: Map<number, string>;
@@ -53,7 +30,7 @@ interface RunLog {
 /** Runs the child until it is ready plus a random while, then SIGKILLs it; answers what it reported. */
 function runAndKill(env: NodeJS.ProcessEnv, killAfterMs: number): Promise<RunLog> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(out, 'test/bus/streams/fixtures/crash-child.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [build.script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const log: RunLog = { published: new Map(), delivered: [], acked: [] };
     let buffer = '';
     let stderr = '';
