@@ -10,10 +10,11 @@ import { dataSuite } from './data/suite.js';
 import { kvSuite } from './kv/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
+import { streamsSuite } from './streams/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 

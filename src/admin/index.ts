@@ -59,7 +59,7 @@ export {
 } from './tree-snapshot.js';
 export { takeProcessSnapshot, type ProcessEntry, type ProcessSnapshot } from './process-snapshot.js';
 export { MAX_SNAPSHOT_BYTES, MIN_SNAPSHOT_BYTES } from './snapshot-budget.js';
-export { PROGRAM_SUPERVISOR_BEHAVIOUR, programsProvider, type SnapshotProvider } from './snapshot-provider.js';
+export { PROGRAM_SUPERVISOR_BEHAVIOUR, programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 export {
   AdminBadResponse,
   AdminBusy,

@@ -4,7 +4,7 @@ import { ProgramSupervisor } from '../behaviours/programs/index.js';
 import { Admin, checkInteger, DEFAULT_SNAPSHOT_TIMEOUT_MS, type AdminOptions } from './admin-actor.js';
 import { AdminInvalidOption, NodeStartFailed } from './errors.js';
 import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
-import { programsProvider, type SnapshotProvider } from './snapshot-provider.js';
+import { programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 
 /**
  * Below Kubernetes' default `terminationGracePeriodSeconds` (30 s), which SIGKILLs the pod when it
@@ -294,9 +294,9 @@ class RunningNode implements MoloNode {
   }
 }
 
-/** Program supervisors and their health are part of every node's snapshot, unless a caller's provider replaces it. */
+/** Program supervisors (with their health) and stream consumers are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status)];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 

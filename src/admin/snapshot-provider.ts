@@ -1,4 +1,5 @@
 import type { ActorRuntime, Ref } from '../actors/index.js';
+import { STREAM_CONSUMER_BEHAVIOUR, StreamConsumer } from '../bus/index.js';
 
 /**
  * Describes processes the Supervisor API does not cover, through their own public status API.
@@ -42,4 +43,12 @@ export function programsProvider(
     describe: status,
     descend: options.descend ?? false,
   };
+}
+
+/**
+ * The provider for durable stream consumers (StreamConsumer actors): their stream, consumer, lag and
+ * pending count land in `sections.streams`. Part of every node's snapshot by default.
+ */
+export function streamConsumersProvider(status: (system: ActorRuntime, ref: Ref) => unknown = StreamConsumer.status): SnapshotProvider {
+  return { behaviour: STREAM_CONSUMER_BEHAVIOUR, section: 'streams', describe: status, descend: false };
 }

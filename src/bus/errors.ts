@@ -1,8 +1,8 @@
 /**
  * Error registry of the bus (topics now; streams, tasks and the scheduler later). Stable codes,
- * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, lease codes with
- * `LEASE_`, task codes with `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus
- * shares with `BUS_`.
+ * never reused; documented in docs/errors.md. Topic codes start with `TOPIC_`, stream codes with
+ * `STREAM_` (their classes live in streams/errors.ts), lease codes with `LEASE_`, task codes with
+ * `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus shares with `BUS_`.
  */
 import { MoloError } from '../actors/index.js';
 
@@ -25,6 +25,13 @@ export const BusErrorCode = {
   PatternLimit: 'TOPIC_PATTERN_LIMIT',
   SubscriptionLimit: 'TOPIC_SUBSCRIPTION_LIMIT',
   BrokerClosed: 'TOPIC_BROKER_CLOSED',
+  StreamNotFound: 'STREAM_NOT_FOUND',
+  StreamConsumerNotFound: 'STREAM_CONSUMER_NOT_FOUND',
+  StreamConflict: 'STREAM_CONFLICT',
+  StreamCapExceeded: 'STREAM_CAP_EXCEEDED',
+  StreamInvalidArgument: 'STREAM_INVALID_ARGUMENT',
+  StreamAckUnknown: 'STREAM_ACK_UNKNOWN',
+  StreamStoreClosed: 'STREAM_STORE_CLOSED',
 } as const;
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 

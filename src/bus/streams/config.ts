@@ -1,0 +1,52 @@
+/**
+ * Stream and consumer settings: resolved once at the boundary (defaults filled in, each held to its
+ * range and cap), stored as JSON, and compared when a stream or consumer is created again.
+ */
+import { StreamConflict, StreamInvalidArgument } from './errors.js';
+import { checkInteger, checkSeq, CONSUMER_DEFAULTS, STREAM_DEFAULTS, STREAM_LIMITS } from './limits.js';
+import type { ConsumerConfig, DeliverPolicy, ResolvedConsumerConfig, ResolvedStreamConfig, StreamConfig } from './store.js';
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+export function resolveStreamConfig(config: StreamConfig = {}): ResolvedStreamConfig {
+  if (config === null || typeof config !== 'object') throw new StreamInvalidArgument('stream config', 'must be an object');
+  const retention = config.retention ?? 'limits';
+  if (retention !== 'limits' && retention !== 'workqueue') throw new StreamInvalidArgument('retention', "must be 'limits' or 'workqueue'");
+  return {
+    maxAgeMs: checkInteger('maxAgeMs', config.maxAgeMs, STREAM_DEFAULTS.maxAgeMs, 1, MAX_SAFE),
+    maxBytes: checkInteger('maxBytes', config.maxBytes, STREAM_DEFAULTS.maxBytes, 1, MAX_SAFE),
+    maxMsgs: checkInteger('maxMsgs', config.maxMsgs, STREAM_DEFAULTS.maxMsgs, 1, MAX_SAFE),
+    retention,
+    dedupWindowMs: checkInteger('dedupWindowMs', config.dedupWindowMs, STREAM_DEFAULTS.dedupWindowMs, 0, STREAM_LIMITS.maxDedupWindowMs, 'streams.maxDedupWindowMs'),
+  };
+}
+
+function resolveDeliverPolicy(policy: unknown): DeliverPolicy {
+  if (policy === undefined || policy === 'all') return 'all';
+  if (policy === 'new') return 'new';
+  if (policy !== null && typeof policy === 'object') {
+    if ('startSeq' in policy) return { startSeq: checkSeq((policy as { startSeq: unknown }).startSeq) };
+    if ('startTime' in policy) {
+      const time = (policy as { startTime: unknown }).startTime;
+      if (typeof time === 'number' && Number.isFinite(time)) return { startTime: Math.floor(time) };
+    }
+  }
+  throw new StreamInvalidArgument('deliverPolicy', "must be 'all', 'new', { startSeq } or { startTime }");
+}
+
+export function resolveConsumerConfig(config: ConsumerConfig = {}): ResolvedConsumerConfig {
+  if (config === null || typeof config !== 'object') throw new StreamInvalidArgument('consumer config', 'must be an object');
+  return {
+    deliverPolicy: resolveDeliverPolicy(config.deliverPolicy),
+    ackWaitMs: checkInteger('ackWaitMs', config.ackWaitMs, CONSUMER_DEFAULTS.ackWaitMs, 1, STREAM_LIMITS.maxAckWaitMs, 'streams.maxAckWaitMs'),
+    maxDeliver: checkInteger('maxDeliver', config.maxDeliver, CONSUMER_DEFAULTS.maxDeliver, 1, STREAM_LIMITS.maxDeliver, 'streams.maxDeliver'),
+    maxAckPending: checkInteger('maxAckPending', config.maxAckPending, CONSUMER_DEFAULTS.maxAckPending, 1, STREAM_LIMITS.maxAckPending, 'streams.maxAckPending'),
+  };
+}
+
+/** Throws StreamConflict naming the first setting where `stored` and `asked` differ. */
+export function sameSettings(what: string, stored: object, asked: object): void {
+  for (const [key, value] of Object.entries(asked)) {
+    if (JSON.stringify((stored as Record<string, unknown>)[key]) !== JSON.stringify(value)) throw new StreamConflict(what, key);
+  }
+}

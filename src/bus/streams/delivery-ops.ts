@@ -1,0 +1,166 @@
+/**
+ * What consumers do to the tables: take deliveries (one transaction: due redeliveries, then new
+ * messages from the cursor), and settle them (ack, nak, term, inProgress).
+ *
+ * Competing workers of one consumer never hold the same message at once: redeliveries are taken
+ * with `FOR UPDATE SKIP LOCKED` (a worker skips the rows another is taking) and new messages under
+ * the consumer row's lock, which moves the cursor past them in the same transaction. On SQLite the
+ * one writer gives the same exclusion.
+ */
+import type { Queryable, Transaction } from '../../data/index.js';
+import { toBuffer, toNumber } from '../../data/kv/sql-backend.js';
+import { ENCODING_MSGPACK, StoredMessage } from './message.js';
+import { placeholders, type StreamTables } from './schema.js';
+import type { StreamHeaders } from './store.js';
+
+export interface DeliveryStatements {
+  readonly dueRedeliveries: string;
+  readonly cursor: string;
+  readonly newMessages: string;
+  readonly moveCursor: string;
+  readonly chunksOf: string;
+  readonly setDeadline: string;
+  readonly settleOne: string;
+  messagesIn(count: number): string;
+  insertPending(rows: number): string;
+  redeliver(count: number): string;
+  deletePending(count: number): string;
+}
+
+export function deliveryStatements(t: StreamTables, sql: (text: string) => string): DeliveryStatements {
+  const columns = 'seq, time, enc, headers, payload, chunks';
+  const cache = new Map<string, string>();
+  const cached = (key: string, make: () => string): string => {
+    let text = cache.get(key);
+    if (text === undefined) cache.set(key, (text = sql(make())));
+    return text;
+  };
+  return {
+    dueRedeliveries: sql(
+      `SELECT seq, deliveries FROM ${t.pending} WHERE consumer_id = $1::int8 AND deadline <= $2::int8 ORDER BY deadline, seq LIMIT $3::int8 FOR UPDATE SKIP LOCKED`,
+    ),
+    cursor: sql(`SELECT next_seq, (SELECT count(*) FROM ${t.pending} WHERE consumer_id = $1::int8) AS pending FROM ${t.consumers} WHERE id = $1::int8 FOR UPDATE`),
+    newMessages: sql(`SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq >= $2::int8 ORDER BY seq LIMIT $3::int8`),
+    moveCursor: sql(`UPDATE ${t.consumers} SET next_seq = $2::int8 WHERE id = $1::int8`),
+    chunksOf: sql(`SELECT bytes FROM ${t.chunks} WHERE stream_id = $1::int8 AND seq = $2::int8 ORDER BY idx`),
+    setDeadline: sql(`UPDATE ${t.pending} SET deadline = $3::int8 WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING seq`),
+    settleOne: sql(`DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING deliveries`),
+    messagesIn: (count) => cached(`in${count}`, () => `SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq IN (${placeholders(2, count)}) ORDER BY seq`),
+    insertPending: (rows) =>
+      cached(`ins${rows}`, () => {
+        const values: string[] = [];
+        for (let i = 0; i < rows; i++) values.push(`($1::int8, $${3 + i}::int8, 1, $2::int8)`);
+        return `INSERT INTO ${t.pending} (consumer_id, seq, deliveries, deadline) VALUES ${values.join(', ')}`;
+      }),
+    redeliver: (count) =>
+      cached(`re${count}`, () => `UPDATE ${t.pending} SET deliveries = deliveries + 1, deadline = $2::int8 WHERE consumer_id = $1::int8 AND seq IN (${placeholders(3, count)})`),
+    deletePending: (count) =>
+      cached(`del${count}`, () => `DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq IN (${placeholders(2, count)}) RETURNING seq, deliveries`),
+  };
+}
+
+export interface FetchTarget {
+  readonly stream: string;
+  readonly streamId: number;
+  readonly consumerId: number;
+  readonly ackWaitMs: number;
+  readonly maxDeliver: number;
+  readonly maxAckPending: number;
+}
+
+export interface Taken {
+  readonly message: StoredMessage;
+  readonly deliveryCount: number;
+}
+
+export interface FetchResult {
+  readonly taken: Taken[];
+  /** Messages terminated because they reached maxDeliver, with their delivery counts. */
+  readonly exhausted: { readonly seq: number; readonly deliveries: number }[];
+  /** Redeliveries whose message retention had already removed (dropped from pending). */
+  readonly vanished: number;
+  /** False when the consumer row is gone. */
+  readonly found: boolean;
+}
+
+/** One fetch, inside `tx`. */
+export async function takeDeliveries(tx: Transaction, s: DeliveryStatements, target: FetchTarget, batch: number, now: number): Promise<FetchResult> {
+  const { consumerId, streamId } = target;
+  const deadline = now + target.ackWaitMs;
+  const [due, cursor] = await Promise.all([tx.query(s.dueRedeliveries, [consumerId, now, batch]), tx.query(s.cursor, [consumerId])]);
+  if (cursor.rows.length === 0) return { taken: [], exhausted: [], vanished: 0, found: false };
+  const taken: Taken[] = [];
+  const exhausted: { seq: number; deliveries: number }[] = [];
+  let vanished = 0;
+  // Redeliveries first, or drops of those past maxDeliver.
+  const again: number[] = [];
+  const deliveriesOf = new Map<number, number>();
+  const drop: number[] = [];
+  for (const row of due.rows) {
+    const seq = toNumber(row.seq);
+    const deliveries = toNumber(row.deliveries);
+    if (deliveries >= target.maxDeliver) {
+      exhausted.push({ seq, deliveries });
+      drop.push(seq);
+    } else {
+      again.push(seq);
+      deliveriesOf.set(seq, deliveries + 1);
+    }
+  }
+  if (again.length > 0) {
+    const messages = await readMessages(tx, s, target.stream, streamId, again);
+    const found = new Set<number>();
+    for (const message of messages) {
+      found.add(message.seq);
+      taken.push({ message, deliveryCount: deliveriesOf.get(message.seq)! });
+    }
+    for (const seq of again) {
+      if (!found.has(seq)) {
+        drop.push(seq);
+        vanished++;
+      }
+    }
+    const kept = again.filter((seq) => found.has(seq));
+    if (kept.length > 0) await tx.query(s.redeliver(kept.length), [consumerId, deadline, ...kept]);
+  }
+  if (drop.length > 0) await tx.query(s.deletePending(drop.length), [consumerId, ...drop]);
+  // Then new messages from the cursor, within maxAckPending.
+  const nextSeq = toNumber(cursor.rows[0]!.next_seq);
+  const pending = toNumber(cursor.rows[0]!.pending) - drop.length;
+  const room = Math.min(batch - taken.length, target.maxAckPending - pending);
+  if (room > 0) {
+    const { rows } = await tx.query(s.newMessages, [streamId, nextSeq, room]);
+    if (rows.length > 0) {
+      const fresh = await messagesOf(tx, s, target.stream, streamId, rows);
+      const seqs = fresh.map((message) => message.seq);
+      await Promise.all([
+        tx.query(s.insertPending(seqs.length), [consumerId, deadline, ...seqs]),
+        tx.query(s.moveCursor, [consumerId, seqs[seqs.length - 1]! + 1]),
+      ]);
+      for (const message of fresh) taken.push({ message, deliveryCount: 1 });
+    }
+  }
+  return { taken, exhausted, vanished, found: true };
+}
+
+async function readMessages(tx: Queryable, s: DeliveryStatements, stream: string, streamId: number, seqs: readonly number[]): Promise<StoredMessage[]> {
+  const { rows } = await tx.query(s.messagesIn(seqs.length), [streamId, ...seqs]);
+  return messagesOf(tx, s, stream, streamId, rows);
+}
+
+/** Message rows as messages, with the pieces of chunked payloads read back. */
+export async function messagesOf(q: Queryable, s: DeliveryStatements, stream: string, streamId: number, rows: readonly Record<string, unknown>[]): Promise<StoredMessage[]> {
+  const messages: StoredMessage[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const seq = toNumber(row.seq);
+    let payload = toBuffer(row.payload);
+    if (toNumber(row.chunks) > 0) {
+      const pieces = (await q.query(s.chunksOf, [streamId, seq])).rows.map((piece) => toBuffer(piece.bytes));
+      payload = Buffer.concat(pieces);
+    }
+    const headers = row.headers === null || row.headers === undefined ? undefined : (JSON.parse(String(row.headers)) as StreamHeaders);
+    messages[i] = new StoredMessage(stream, seq, toNumber(row.time), headers, payload, toNumber(row.enc) === ENCODING_MSGPACK ? 'msgpack' : 'bytes');
+  }
+  return messages;
+}

@@ -1,0 +1,36 @@
+// Durable streams: a persisted log with named consumers, acks and redelivery, on SQLite and Postgres.
+export { StreamAckUnknown, StreamCapExceeded, StreamConflict, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
+export { CONSUMER_DEFAULTS, STREAM_DEFAULTS, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
+export { openSqliteStreams, openStreams } from './open.js';
+export { SqlStreamStore, StreamSpanName, type SqlStreamStoreOptions } from './sql-store.js';
+export type {
+  ConsumerConfig,
+  ConsumerInfo,
+  DeliverPolicy,
+  Delivery,
+  StreamFetchOptions,
+  StreamHeaders,
+  PublishAck,
+  StreamPublishOptions,
+  ResolvedConsumerConfig,
+  ResolvedStreamConfig,
+  RetentionPolicy,
+  StreamConfig,
+  StreamEvent,
+  StreamInfo,
+  StreamMessage,
+  StreamPayload,
+  StreamStore,
+  StreamStoreHealth,
+  TermReason,
+} from './store.js';
+export {
+  STREAM_CONSUMER_BEHAVIOUR,
+  StreamConsumer,
+  StreamConsumerServer,
+  type NakBackoff,
+  type StreamConsumerOptions,
+  type StreamConsumerStatus,
+  type StreamHandler,
+} from './consumer.js';
+export { StreamRetention, StreamRetentionServer, type StreamRetentionOptions, type StreamRetentionStatus } from './retention.js';

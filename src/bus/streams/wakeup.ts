@@ -1,0 +1,51 @@
+/**
+ * Fetches waiting for messages. A local publish wakes the waiters of its stream at commit; on
+ * Postgres a NOTIFY (no payload, a wake-up only) wakes every waiter of the other instances, and
+ * so does a reconnect of the listener (notifications sent meanwhile are lost). A waiter also looks
+ * again after `pollIntervalMs`, for deliveries whose ack deadline passed, and a lost wake-up never
+ * costs more than that.
+ */
+import type { Clock } from '../../actors/index.js';
+
+export class Wakeup {
+  readonly #waiters = new Map<number, Set<() => void>>();
+
+  constructor(readonly clock: Clock) {}
+
+  /** Resolves on a wake-up of `streamId` (or of all), after `ms`, or when `signal` aborts. */
+  wait(streamId: number, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted === true) return resolve();
+      let set = this.#waiters.get(streamId);
+      if (set === undefined) this.#waiters.set(streamId, (set = new Set()));
+      const waiters = set;
+      const done = (): void => {
+        waiters.delete(done);
+        if (waiters.size === 0 && this.#waiters.get(streamId) === waiters) this.#waiters.delete(streamId);
+        this.clock.clearTimer(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = this.clock.setTimer(done, ms);
+      this.clock.unrefTimer?.(timer);
+      signal?.addEventListener('abort', done, { once: true });
+      waiters.add(done);
+    });
+  }
+
+  wake(streamId: number): void {
+    const set = this.#waiters.get(streamId);
+    if (set === undefined) return;
+    for (const done of [...set]) done();
+  }
+
+  wakeAll(): void {
+    for (const set of [...this.#waiters.values()]) for (const done of [...set]) done();
+  }
+
+  get waiting(): number {
+    let count = 0;
+    for (const set of this.#waiters.values()) count += set.size;
+    return count;
+  }
+}
