@@ -1,4 +1,5 @@
-import { pino, type DestinationStream, type LoggerOptions as PinoOptions } from 'pino';
+import type { DestinationStream, LoggerOptions as PinoOptions } from 'pino';
+import { pinoModule } from './lazy-modules.js';
 import type { Logger, LogLevel } from './logger-api.js';
 
 export type { LogFn, Logger, LogLevel } from './logger-api.js';
@@ -38,13 +39,13 @@ export function createLogger(options: LoggerOptions = {}): Logger & { flush(): v
   const pinoOptions: PinoOptions = { level: options.level ?? 'info' };
   if (options.name !== undefined) pinoOptions.name = options.name;
   if (options.redact !== undefined) pinoOptions.redact = [...options.redact];
-  return pino(pinoOptions, toStream(options.destination ?? 1, options.sync));
+  return pinoModule().pino(pinoOptions, toStream(options.destination ?? 1, options.sync));
 }
 
 function toStream(destination: LogDestination, sync: boolean | undefined): DestinationStream {
-  if (typeof destination === 'number') return pino.destination({ dest: destination, sync: sync ?? true });
+  if (typeof destination === 'number') return pinoModule().destination({ dest: destination, sync: sync ?? true });
   if (typeof destination === 'string') {
-    return pino.destination({ dest: destination, sync: sync ?? false, mkdir: true, append: true });
+    return pinoModule().destination({ dest: destination, sync: sync ?? false, mkdir: true, append: true });
   }
   return destination;
 }

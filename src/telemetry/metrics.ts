@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { prom } from './lazy-modules.js';
 import { classifyExit, EXIT_CLASSES, type ExitClass, type TelemetryActor } from './actor-shape.js';
 
 export interface MetricsOptions {
@@ -50,12 +51,12 @@ export class RuntimeMetrics {
   readonly #supervisorEvents: Counter<'event'>;
 
   constructor(options: MetricsOptions = {}) {
-    const registry = (this.registry = options.registry ?? new Registry());
+    const registry = (this.registry = options.registry ?? new prom.Registry());
     const prefix = options.prefix ?? 'molo_';
     const registers = [registry];
     const metrics = this;
 
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}actors_alive`,
       help: 'Live actors, by behaviour (sampled at scrape).',
       labelNames: ['behaviour'],
@@ -65,8 +66,8 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.alive);
       },
     });
-    this.#spawned = new Counter({ name: `${prefix}actors_spawned_total`, help: 'Actors spawned.', registers });
-    const exits = new Counter({
+    this.#spawned = new prom.Counter({ name: `${prefix}actors_spawned_total`, help: 'Actors spawned.', registers });
+    const exits = new prom.Counter({
       name: `${prefix}actor_exits_total`,
       help: 'Actor exits, by reason class (normal, shutdown, killed, noproc, noconnection, error).',
       labelNames: ['reason'],
@@ -78,7 +79,7 @@ export class RuntimeMetrics {
       ExitClass,
       Counter.Internal
     >;
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}mailbox_messages`,
       help: 'Messages queued in live actors’ mailboxes, by behaviour (sampled at scrape).',
       labelNames: ['behaviour'],
@@ -88,7 +89,7 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.queued);
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}mailbox_depth_max`,
       help: 'The deepest live mailbox, by behaviour (sampled at scrape).',
       labelNames: ['behaviour'],
@@ -98,7 +99,7 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.deepest);
       },
     });
-    new Counter({
+    new prom.Counter({
       name: `${prefix}messages_handled_total`,
       help: 'Messages handled by actors, live and exited (collected at scrape).',
       registers,
@@ -107,7 +108,7 @@ export class RuntimeMetrics {
         this.inc(metrics.#sampled().handled);
       },
     });
-    new Counter({
+    new prom.Counter({
       name: `${prefix}messages_dropped_total`,
       help: 'Messages dropped by mailbox overflow policies, live and exited actors (collected at scrape).',
       registers,
@@ -116,13 +117,13 @@ export class RuntimeMetrics {
         this.inc(metrics.#sampled().dropped);
       },
     });
-    this.#restarts = new Counter({
+    this.#restarts = new prom.Counter({
       name: `${prefix}supervisor_restarts_total`,
       help: 'Children restarted, by supervisor (its name, else its ref) and child id.',
       labelNames: ['supervisor', 'child'],
       registers,
     });
-    this.#supervisorEvents = new Counter({
+    this.#supervisorEvents = new prom.Counter({
       name: `${prefix}supervisor_events_total`,
       help: 'Supervisor reports, by event (child_terminated, child_restarted, start_error, shutdown).',
       labelNames: ['event'],
