@@ -1,3 +1,5 @@
+import { describeReason } from '../telemetry/describe-reason.js';
+
 /**
  * Exit reasons, as OTP has them. `kill` is only ever a signal: the actor it hits is seen to exit
  * with `killed`. Anything a handler throws becomes the exit reason (non-Errors are wrapped);
@@ -25,24 +27,11 @@ export function isCleanExit(reason: ExitReason): boolean {
   return reason === 'normal' || reason === 'shutdown' || isShutdownWith(reason);
 }
 
+/**
+ * The reason as one line of text: atoms as they are, `{shutdown, <detail as JSON>}`, and errors as
+ * `Name [CODE]: message`. Errors nested anywhere in a detail keep their name, code and message.
+ */
 export function formatReason(reason: ExitReason): string {
-  if (typeof reason === 'string') return reason;
-  if (reason instanceof Error) return `${reason.name}: ${reason.message}`;
-  if (!isShutdownWith(reason)) return describeValue(reason);
-  let detail: string;
-  try {
-    detail = JSON.stringify(reason.shutdown) ?? String(reason.shutdown);
-  } catch {
-    detail = String(reason.shutdown);
-  }
-  return `{shutdown, ${detail}}`;
+  return describeReason(reason);
 }
 
-/** Any other reason value, as text (JSON where it has one). */
-function describeValue(reason: ExitValue): string {
-  try {
-    return JSON.stringify(reason) ?? String(reason);
-  } catch {
-    return String(reason);
-  }
-}

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from './clock.js';
 import { InvalidOption } from './errors.js';
 import type { KernelObserver } from './observer.js';
-import type { Logger } from '../telemetry/logger-api.js';
+import type { LoggerOption } from '../telemetry/logger.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from './placement/limits.js';
 
 export interface ActorSystemOptions {
@@ -20,8 +20,13 @@ export interface ActorSystemOptions {
   readonly callTimeoutMs?: number;
   /** Lifecycle hooks for telemetry; absent means no cost. */
   readonly observer?: KernelObserver;
-  /** Root of every actor's `ctx.log` (a child bound with the actor's ref, name and behaviour); absent: silent. */
-  readonly logger?: Logger;
+  /**
+   * Root of every actor's `ctx.log` (a child bound with the actor's ref, name and behaviour), and
+   * where crash reports (`actor.crashed`) and supervisor reports go when no observer takes them: a
+   * pino logger, options for a new one (`{ level: 'debug' }`), or `false` for none. Default: the
+   * process's default logger, JSON lines on stderr at `$MOLO_LOG_LEVEL`, else `info`.
+   */
+  readonly logger?: LoggerOption;
   /**
    * Cap on one encoded frame crossing a placement boundary (a message, call, reply or spawn
    * argument); default 1 MiB, at most 64 MiB. Over it, `send`/`call` fail with PayloadTooLarge.

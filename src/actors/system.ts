@@ -15,6 +15,8 @@ import { ExitSignals, type SignalHost } from './signals.js';
 import { resolveSystemOptions, type ActorSystemOptions } from './system-options.js';
 import { TimerService } from './timers.js';
 import type { Logger } from '../telemetry/logger-api.js';
+import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
+import { logExit } from '../telemetry/reports.js';
 import type { BehaviourModule } from './placement/behaviour-module.js';
 import type { PlacedSpawnOptions } from './placement/hub.js';
 import type { RoutedSystem, Router, Watcher } from './placement/router.js';
@@ -38,7 +40,6 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   readonly maxActors: number;
   readonly callTimeoutMs: number;
   readonly observer: KernelObserver | undefined;
-  readonly logger: Logger | undefined;
   /** Observer hooks and exit watchers that threw (each is logged); the kernel carried on. */
   hookFailures = 0;
   readonly payloadLimitBytes: number;
@@ -55,6 +56,8 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   #router: Router | undefined = undefined;
   /** The observer opens spans: decided once, so an untraced call pays one branch. */
   readonly #tracing: boolean;
+  readonly #loggerOption: LoggerOption | undefined;
+  #logger: Logger | undefined = undefined;
 
   constructor(options: ActorSystemOptions = {}) {
     const resolved = resolveSystemOptions(options);
@@ -66,12 +69,17 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     this.callTimeoutMs = resolved.callTimeoutMs;
     this.payloadLimitBytes = resolved.payloadLimitBytes;
     this.observer = options.observer;
-    this.logger = options.logger;
+    this.#loggerOption = options.logger;
     this.timers = new TimerService(this.clock);
     this.outside = new Ref(this.node, 0, this.creation);
     this.#tracing = typeof options.observer?.startSpan === 'function';
     this.#calls = new Calls(this.timers, this.creation, this.callTimeoutMs);
     this.#signals = new ExitSignals(this);
+  }
+
+  /** The root logger (the `logger` option resolved on first use, so pino loads only when something logs). */
+  get logger(): Logger {
+    return (this.#logger ??= resolveLogger(this.#loggerOption));
   }
 
   // ---- spawning -----------------------------------------------------------------------------
@@ -285,6 +293,8 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
       for (const [id, watcher] of watchers) this.#signals.notify(watcher, id, ref, reason);
     }
     if (this.observer !== undefined) this.runHook(() => this.observer!.exited(cell, reason));
+    // With no observer to take it, a crash is still reported (OTP prints crash reports by default).
+    else if (reason instanceof Error) this.runHook(() => logExit(this.logger, cell, reason));
   }
 
   /**
@@ -296,7 +306,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
       hook();
     } catch (error) {
       this.hookFailures++;
-      this.logger?.error({ err: error }, 'a kernel hook (observer or exit watcher) threw');
+      this.logger.error({ err: error }, 'a kernel hook (observer or exit watcher) threw');
     }
   }
 

@@ -5,6 +5,9 @@ import { Admin, checkInteger, DEFAULT_SNAPSHOT_TIMEOUT_MS, type AdminOptions } f
 import { AdminInvalidOption, NodeStartFailed } from './errors.js';
 import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
 import { programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
+import { builtinMetrics } from './builtin-metrics.js';
+import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
+import type { Logger } from '../telemetry/logger-api.js';
 
 /**
  * Below Kubernetes' default `terminationGracePeriodSeconds` (30 s), which SIGKILLs the pod when it
@@ -21,7 +24,7 @@ export const ROOT_NAME = 'root';
 /** Structured node events: `node.started`, `node.stopping`, `node.stopped`, `node.deadline_exceeded`, … */
 export type NodeLog = (level: 'info' | 'warn' | 'error', event: string, fields: Readonly<Record<string, unknown>>) => void;
 
-/** One JSON line per event on stderr (pino's shape), the default. */
+/** @deprecated One JSON line per event on stderr with a string level; node events now go through `logger` (pino). */
 export const stderrLog: NodeLog = (level, event, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), event, ...fields })}\n`);
 };
@@ -44,7 +47,10 @@ export interface NodeOptions {
   readonly rootName?: string;
   /** The HTTP admin surface; `false` runs the admin actor without HTTP. */
   readonly admin?: AdminSurfaceOptions | false;
-  /** The Prometheus text for `/metrics` (telemetry's `metricsText`); default a minimal built-in text. */
+  /**
+   * The Prometheus text for `/metrics` (telemetry's `metricsText`); default a built-in text of the
+   * same shape as telemetry's for what it has: `molo_actors_alive{behaviour}` and `molo_root_supervisor_up`.
+   */
   readonly metrics?: MetricsSource;
   /**
    * Describers for processes outside the Supervisor API. Program supervisors are always described
@@ -65,7 +71,13 @@ export interface NodeOptions {
    * or `stop` the node (exit code 1). Default `keep`.
    */
   readonly onRootExit?: 'keep' | 'stop';
-  /** Default {@link stderrLog}. */
+  /**
+   * Where node events (`node.started`, `node.stopping`, …) go, and the root logger of the system
+   * startNode creates: a pino logger, options for one (`{ level: 'warn' }`), or `false`. Default:
+   * the system's logger (the process's default: JSON lines on stderr at `$MOLO_LOG_LEVEL`, else `info`).
+   */
+  readonly logger?: LoggerOption;
+  /** @deprecated A function per event, from before `logger`; when given, node events go to it instead. */
   readonly log?: NodeLog;
 }
 
@@ -108,7 +120,7 @@ interface NodeSettings {
   readonly signals: boolean;
   readonly exitProcess: boolean;
   readonly onRootExit: 'keep' | 'stop';
-  readonly log: NodeLog;
+  log: NodeLog;
 }
 
 /**
@@ -123,7 +135,14 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
   if (given !== undefined && options.node !== undefined && options.node !== given.node) {
     throw new AdminInvalidOption('node', `'${options.node}' differs from the given system's node '${given.node}'`);
   }
-  const system = given ?? new ActorSystem({ ...(options.system as ActorSystemOptions | undefined), ...(options.node === undefined ? {} : { node: options.node }) });
+  const system =
+    given ??
+    new ActorSystem({
+      ...(options.system as ActorSystemOptions | undefined),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.node === undefined ? {} : { node: options.node }),
+    });
+  if (options.log === undefined) settings.log = loggerLog(given !== undefined && options.logger !== undefined ? resolveLogger(options.logger) : system.logger);
   const release = (): void => {
     if (given === undefined) system.shutdown();
   };
@@ -142,7 +161,7 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
         runtime: system,
         admin,
         ...options.admin,
-        metrics: options.metrics,
+        metrics: options.metrics ?? builtinMetrics(system, settings.rootName),
         // A request waits for a whole tree walk, plus slack.
         requestTimeoutMs: (options.snapshot?.snapshotTimeoutMs ?? DEFAULT_SNAPSHOT_TIMEOUT_MS) + 5_000,
       });
@@ -321,4 +340,9 @@ function resolveNodeOptions(options: NodeOptions): NodeSettings {
     onRootExit,
     log: options.log ?? stderrLog,
   };
+}
+
+/** Node events through a pino logger: `event` as a field and as the message, as every report. */
+function loggerLog(logger: Logger): NodeLog {
+  return (level, event, fields) => logger[level]({ event, ...fields }, event);
 }

@@ -1,3 +1,4 @@
+import { logReport } from '../telemetry/reports.js';
 import {
   CallRequest,
   ExitMessage,
@@ -520,8 +521,7 @@ export class SupervisorRunner implements ActorBehaviour {
 
   #report(event: string, record: ChildRecord, reason: ExitReason | undefined, extra?: Record<string, unknown>): void {
     const observer = this.#ctx.system.observer;
-    if (observer?.report === undefined) return;
-    observer.report(event, {
+    const fields = {
       supervisor: this.#ctx.self.toString(),
       supervisorName: this.#ctx.system.info(this.#ctx.self)?.name,
       childId: this.#dynamic ? record.ref?.toString() ?? record.key : record.spec.id,
@@ -529,7 +529,10 @@ export class SupervisorRunner implements ActorBehaviour {
       reason: reason === undefined ? undefined : formatReason(reason),
       restartCount: record.restartCount,
       ...extra,
-    });
+    };
+    // Nothing observes reports: log them anyway, at their levels (OTP prints supervisor reports by default).
+    if (observer?.report === undefined) logReport(this.#ctx.log, event, fields);
+    else observer.report(event, fields);
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `molo`: the command line of a running node's admin surface. `molo help` lists the commands.
-import { runMigrateCli } from './migrate.js';
 import { runCli } from './run.js';
+import { moloVersion } from './version.js';
 
 const argv = process.argv.slice(2);
 const io = {
@@ -9,5 +9,13 @@ const io = {
   stderr: (text: string) => process.stderr.write(text),
   env: process.env,
 };
-// `molo migrate ...` works on a database, not on a node's admin surface.
-process.exitCode = argv[0] === 'migrate' ? await runMigrateCli(argv.slice(1), io) : await runCli(argv, io);
+if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+  io.stdout(`${moloVersion()}\n`);
+} else if (argv[0] === 'migrate') {
+  // `molo migrate ...` works on a database, not on a node's admin surface; the data layer it needs
+  // is loaded only for it, so the other commands start fast.
+  const { runMigrateCli } = await import('./migrate.js');
+  process.exitCode = await runMigrateCli(argv.slice(1), io);
+} else {
+  process.exitCode = await runCli(argv, io);
+}

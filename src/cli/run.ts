@@ -27,6 +27,7 @@ options:
   --url URL      the node's admin surface (default: $MOLO_ADMIN_URL, else ${DEFAULT_ADMIN_URL})
   --json         print the endpoint's raw JSON
   --timeout MS   how long to wait for the node (default ${DEFAULT_TIMEOUT_MS})
+  --version      print molo's version
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (sent as a bearer token; required by a node bound off loopback)
 

@@ -27,6 +27,7 @@ export const DataErrorCode = {
   QueueFull: 'DB_QUEUE_FULL',
   SqliteBusy: 'DB_SQLITE_BUSY',
   NetworkFilesystem: 'DB_NETWORK_FILESYSTEM',
+  SqliteDriverMissing: 'DB_SQLITE_DRIVER_MISSING',
   InvalidConfig: 'DB_INVALID_CONFIG',
   TransactionState: 'DB_TRANSACTION_STATE',
   OutsideTransaction: 'DB_OUTSIDE_TRANSACTION',
@@ -303,6 +304,20 @@ export class NetworkFilesystem extends DbError {
     options: DbErrorOptions = {},
   ) {
     super(`refusing ${path}: it is on a ${fsType} network filesystem, where SQLite WAL is unsafe`, options, DataErrorCode.NetworkFilesystem, false);
+  }
+}
+
+/** SQLite was asked for but the optional peer dependency `better-sqlite3` is not installed. */
+export class SqliteDriverMissing extends DbError {
+  static override readonly code = DataErrorCode.SqliteDriverMissing;
+  readonly packageName = 'better-sqlite3';
+  constructor(options: DbErrorOptions = {}) {
+    super(
+      'SQLite needs the package better-sqlite3, an optional peer dependency of molo that is not installed: run `npm install better-sqlite3`',
+      options,
+      DataErrorCode.SqliteDriverMissing,
+      false,
+    );
   }
 }
 

@@ -2,7 +2,8 @@
  * The data layer's Prometheus metrics, registered once per prom-client registry. Absent registry,
  * absent metrics: every call site checks for `undefined` once and pays nothing else.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { prom } from '../telemetry/lazy-modules.js';
 
 export class DataMetrics {
   readonly poolConnections: Gauge<'pool' | 'state'>;
@@ -16,20 +17,20 @@ export class DataMetrics {
 
   constructor(registry: Registry, prefix = 'molo_') {
     const registers = [registry];
-    this.poolConnections = new Gauge({ name: `${prefix}pool_connections`, help: 'Pool connections by state (idle, busy, leased).', labelNames: ['pool', 'state'], registers });
-    this.poolWaiting = new Gauge({ name: `${prefix}pool_waiting`, help: 'Callers waiting for a checkout.', labelNames: ['pool'], registers });
-    this.poolExhausted = new Counter({ name: `${prefix}pool_exhausted_total`, help: 'Checkouts refused because maxWaiters callers were already waiting.', labelNames: ['pool'], registers });
-    this.poolAcquireTimeouts = new Counter({ name: `${prefix}pool_acquire_timeouts_total`, help: 'Checkouts that timed out.', labelNames: ['pool'], registers });
-    this.poolConnectFailures = new Counter({ name: `${prefix}pool_connect_failures_total`, help: 'Failed connection attempts.', labelNames: ['pool'], registers });
-    this.queryDuration = new Histogram({
+    this.poolConnections = new prom.Gauge({ name: `${prefix}pool_connections`, help: 'Pool connections by state (idle, busy, leased).', labelNames: ['pool', 'state'], registers });
+    this.poolWaiting = new prom.Gauge({ name: `${prefix}pool_waiting`, help: 'Callers waiting for a checkout.', labelNames: ['pool'], registers });
+    this.poolExhausted = new prom.Counter({ name: `${prefix}pool_exhausted_total`, help: 'Checkouts refused because maxWaiters callers were already waiting.', labelNames: ['pool'], registers });
+    this.poolAcquireTimeouts = new prom.Counter({ name: `${prefix}pool_acquire_timeouts_total`, help: 'Checkouts that timed out.', labelNames: ['pool'], registers });
+    this.poolConnectFailures = new prom.Counter({ name: `${prefix}pool_connect_failures_total`, help: 'Failed connection attempts.', labelNames: ['pool'], registers });
+    this.queryDuration = new prom.Histogram({
       name: `${prefix}query_duration_seconds`,
       help: 'Statement latency as the caller saw it.',
       labelNames: ['backend'],
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
       registers,
     });
-    this.sqliteBusy = new Counter({ name: `${prefix}sqlite_busy_total`, help: 'SQLITE_BUSY that persisted through busy_timeout and retries.', labelNames: ['file'], registers });
-    this.sqliteCheckpoints = new Counter({ name: `${prefix}sqlite_checkpoints_total`, help: 'WAL checkpoints by result (ok, busy, failed).', labelNames: ['file', 'result'], registers });
+    this.sqliteBusy = new prom.Counter({ name: `${prefix}sqlite_busy_total`, help: 'SQLITE_BUSY that persisted through busy_timeout and retries.', labelNames: ['file'], registers });
+    this.sqliteCheckpoints = new prom.Counter({ name: `${prefix}sqlite_checkpoints_total`, help: 'WAL checkpoints by result (ok, busy, failed).', labelNames: ['file', 'result'], registers });
   }
 }
 

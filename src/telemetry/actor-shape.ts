@@ -48,17 +48,4 @@ export function classifyExit(reason: unknown): ExitClass {
 }
 
 /** The same text as the kernel's `formatReason`, for reasons that reach telemetry raw. */
-export function describeReason(reason: unknown): string {
-  if (typeof reason === 'string') return reason;
-  if (reason instanceof Error) return `${reason.name}: ${reason.message}`;
-  if (typeof reason === 'object' && reason !== null && 'shutdown' in reason) {
-    let detail: string;
-    try {
-      detail = JSON.stringify((reason as { shutdown: unknown }).shutdown) ?? String((reason as { shutdown: unknown }).shutdown);
-    } catch {
-      detail = String((reason as { shutdown: unknown }).shutdown);
-    }
-    return `{shutdown, ${detail}}`;
-  }
-  return String(reason);
-}
+export { describeReason } from './describe-reason.js';

@@ -1,5 +1,15 @@
 // Telemetry: the lowest layer, imported by all; it never imports src/actors or src/behaviours.
-export { createLogger, type LogDestination, type LoggerOptions } from './logger.js';
+export {
+  createLogger,
+  defaultLogger,
+  envLogLevel,
+  LOG_LEVEL_ENV,
+  resolveLogger,
+  type LogDestination,
+  type LoggerOption,
+  type LoggerOptions,
+} from './logger.js';
+export { REPORT_LEVELS } from './reports.js';
 export { silentLogger, type LogFn, type Logger, type LogLevel } from './logger-api.js';
 export { RuntimeMetrics, type MetricsOptions } from './metrics.js';
 export { RuntimeTracer, SpanName, TRACER_NAME } from './tracing.js';

@@ -1,8 +1,10 @@
-import { pino, type DestinationStream, type LoggerOptions as PinoOptions } from 'pino';
+import type { DestinationStream, LoggerOptions as PinoOptions } from 'pino';
+import { pinoModule } from './lazy-modules.js';
 import type { Logger, LogLevel } from './logger-api.js';
 
 export type { LogFn, Logger, LogLevel } from './logger-api.js';
 export { silentLogger } from './logger-api.js';
+import { silentLogger } from './logger-api.js';
 
 /** Where the root logger writes. */
 export type LogDestination =
@@ -14,7 +16,7 @@ export type LogDestination =
   | DestinationStream;
 
 export interface LoggerOptions {
-  /** Lowest level written; default `info`. `silent` writes nothing. */
+  /** Lowest level written; default `$MOLO_LOG_LEVEL`, else `info`. `silent` writes nothing. */
   readonly level?: LogLevel | 'silent';
   /** Default stdout. */
   readonly destination?: LogDestination;
@@ -35,16 +37,52 @@ export interface LoggerOptions {
  * ms), `pid`, `hostname`, the bound fields and `msg`.
  */
 export function createLogger(options: LoggerOptions = {}): Logger & { flush(): void; level: string } {
-  const pinoOptions: PinoOptions = { level: options.level ?? 'info' };
+  const pinoOptions: PinoOptions = { level: options.level ?? envLogLevel() ?? 'info' };
   if (options.name !== undefined) pinoOptions.name = options.name;
   if (options.redact !== undefined) pinoOptions.redact = [...options.redact];
-  return pino(pinoOptions, toStream(options.destination ?? 1, options.sync));
+  return pinoModule().pino(pinoOptions, toStream(options.destination ?? 1, options.sync));
 }
 
 function toStream(destination: LogDestination, sync: boolean | undefined): DestinationStream {
-  if (typeof destination === 'number') return pino.destination({ dest: destination, sync: sync ?? true });
+  if (typeof destination === 'number') return pinoModule().destination({ dest: destination, sync: sync ?? true });
   if (typeof destination === 'string') {
-    return pino.destination({ dest: destination, sync: sync ?? false, mkdir: true, append: true });
+    return pinoModule().destination({ dest: destination, sync: sync ?? false, mkdir: true, append: true });
   }
   return destination;
+}
+
+/** The environment variable that sets the level of loggers made without one. */
+export const LOG_LEVEL_ENV = 'MOLO_LOG_LEVEL';
+const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** `$MOLO_LOG_LEVEL`, checked; undefined when unset or empty. */
+export function envLogLevel(env: Readonly<Record<string, string | undefined>> = process.env): LogLevel | 'silent' | undefined {
+  const value = env[LOG_LEVEL_ENV]?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (!LEVELS.includes(value)) throw new RangeError(`${LOG_LEVEL_ENV} must be one of ${LEVELS.join(', ')}, got '${value}'`);
+  return value as LogLevel | 'silent';
+}
+
+let processLogger: Logger | undefined;
+
+/**
+ * The logger of everything given none: one pino root logger per process, writing JSON lines to
+ * stderr (stdout stays the program's) at `$MOLO_LOG_LEVEL`, else `info`. Made on first use, so a
+ * program that passes its own logger never loads pino for this.
+ */
+export function defaultLogger(): Logger {
+  return (processLogger ??= createLogger({ destination: 2 }));
+}
+
+/** A logger option as every Molo entry point takes it: a pino logger, options for a new one, `false` for none, or absent for {@link defaultLogger}. */
+export type LoggerOption = Logger | LoggerOptions | false;
+
+export function resolveLogger(option: LoggerOption | undefined): Logger {
+  if (option === false) return silentLogger;
+  if (option === undefined) return defaultLogger();
+  return isLogger(option) ? option : createLogger(option);
+}
+
+function isLogger(option: Logger | LoggerOptions): option is Logger {
+  return typeof (option as Logger).child === 'function' && typeof (option as Logger).error === 'function';
 }

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { prom } from './lazy-modules.js';
 import { classifyExit, EXIT_CLASSES, type ExitClass, type TelemetryActor } from './actor-shape.js';
 
 export interface MetricsOptions {
@@ -6,7 +7,23 @@ export interface MetricsOptions {
   readonly registry?: Registry;
   /** Prefix of every metric name; default `molo_`. */
   readonly prefix?: string;
+  /**
+   * Also collect prom-client's Node process metrics (`process_cpu_seconds_total`,
+   * `nodejs_eventloop_lag_seconds`, `nodejs_heap_size_used_bytes`, …) into the same registry; default off.
+   */
+  readonly processMetrics?: boolean;
+  /** Registered name of the root supervisor, for `molo_root_supervisor_up`; default `root` (startNode's). */
+  readonly rootName?: string;
 }
+
+/** The root supervisor's name when startNode is not told otherwise (its `ROOT_NAME`; telemetry cannot import admin). */
+export const DEFAULT_ROOT_NAME = 'root';
+
+/** Help texts of the metrics startNode's built-in `/metrics` also serves, so both shapes read alike. */
+export const METRIC_HELP = {
+  actorsAlive: 'Live actors, by behaviour (sampled at scrape).',
+  rootSupervisorUp: '1 while the root supervisor is alive, else 0 (sampled at scrape).',
+} as const;
 
 /** What one scrape samples from the live actors, per behaviour. */
 interface BehaviourSample {
@@ -17,6 +34,7 @@ interface BehaviourSample {
 
 interface Sample {
   readonly byBehaviour: Map<string, BehaviourSample>;
+  rootUp: boolean;
   handled: number;
   dropped: number;
 }
@@ -29,7 +47,7 @@ interface Sample {
  * `molo_supervisor_events_total{event}`.
  *
  * Sampled at scrape time from the live actors' process info (nothing is counted per message):
- * `molo_actors_alive{behaviour}`, the mailbox gauges `molo_mailbox_messages{behaviour}` (messages
+ * `molo_actors_alive{behaviour}`, `molo_root_supervisor_up`, the mailbox gauges `molo_mailbox_messages{behaviour}` (messages
  * queued) and `molo_mailbox_depth_max{behaviour}` (the deepest mailbox), and the counters
  * `molo_messages_handled_total` and `molo_messages_dropped_total` (live actors' counts plus those of
  * actors that have exited). Mailbox depth is a sampled gauge rather than a histogram: a histogram
@@ -44,20 +62,23 @@ export class RuntimeMetrics {
   #droppedByExited = 0;
   /** The current scrape's sample, shared by every sampled metric; dropped after the scrape's tick. */
   #sample: Sample | undefined = undefined;
+  readonly #rootName: string;
   readonly #spawned: Counter;
   readonly #exits: Record<ExitClass, Counter.Internal>;
   readonly #restarts: Counter<'supervisor' | 'child'>;
   readonly #supervisorEvents: Counter<'event'>;
 
   constructor(options: MetricsOptions = {}) {
-    const registry = (this.registry = options.registry ?? new Registry());
+    const registry = (this.registry = options.registry ?? new prom.Registry());
     const prefix = options.prefix ?? 'molo_';
     const registers = [registry];
     const metrics = this;
+    this.#rootName = options.rootName ?? DEFAULT_ROOT_NAME;
+    if (options.processMetrics === true) prom.collectDefaultMetrics({ register: registry });
 
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}actors_alive`,
-      help: 'Live actors, by behaviour (sampled at scrape).',
+      help: METRIC_HELP.actorsAlive,
       labelNames: ['behaviour'],
       registers,
       collect() {
@@ -65,8 +86,16 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.alive);
       },
     });
-    this.#spawned = new Counter({ name: `${prefix}actors_spawned_total`, help: 'Actors spawned.', registers });
-    const exits = new Counter({
+    new prom.Gauge({
+      name: `${prefix}root_supervisor_up`,
+      help: METRIC_HELP.rootSupervisorUp,
+      registers,
+      collect() {
+        this.set(metrics.#sampled().rootUp ? 1 : 0);
+      },
+    });
+    this.#spawned = new prom.Counter({ name: `${prefix}actors_spawned_total`, help: 'Actors spawned.', registers });
+    const exits = new prom.Counter({
       name: `${prefix}actor_exits_total`,
       help: 'Actor exits, by reason class (normal, shutdown, killed, noproc, noconnection, error).',
       labelNames: ['reason'],
@@ -78,7 +107,7 @@ export class RuntimeMetrics {
       ExitClass,
       Counter.Internal
     >;
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}mailbox_messages`,
       help: 'Messages queued in live actors’ mailboxes, by behaviour (sampled at scrape).',
       labelNames: ['behaviour'],
@@ -88,7 +117,7 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.queued);
       },
     });
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}mailbox_depth_max`,
       help: 'The deepest live mailbox, by behaviour (sampled at scrape).',
       labelNames: ['behaviour'],
@@ -98,7 +127,7 @@ export class RuntimeMetrics {
         for (const [behaviour, sample] of metrics.#sampled().byBehaviour) this.set({ behaviour }, sample.deepest);
       },
     });
-    new Counter({
+    new prom.Counter({
       name: `${prefix}messages_handled_total`,
       help: 'Messages handled by actors, live and exited (collected at scrape).',
       registers,
@@ -107,7 +136,7 @@ export class RuntimeMetrics {
         this.inc(metrics.#sampled().handled);
       },
     });
-    new Counter({
+    new prom.Counter({
       name: `${prefix}messages_dropped_total`,
       help: 'Messages dropped by mailbox overflow policies, live and exited actors (collected at scrape).',
       registers,
@@ -116,13 +145,13 @@ export class RuntimeMetrics {
         this.inc(metrics.#sampled().dropped);
       },
     });
-    this.#restarts = new Counter({
+    this.#restarts = new prom.Counter({
       name: `${prefix}supervisor_restarts_total`,
       help: 'Children restarted, by supervisor (its name, else its ref) and child id.',
       labelNames: ['supervisor', 'child'],
       registers,
     });
-    this.#supervisorEvents = new Counter({
+    this.#supervisorEvents = new prom.Counter({
       name: `${prefix}supervisor_events_total`,
       help: 'Supervisor reports, by event (child_terminated, child_restarted, start_error, shutdown).',
       labelNames: ['event'],
@@ -164,8 +193,9 @@ export class RuntimeMetrics {
 
   #sampled(): Sample {
     if (this.#sample !== undefined) return this.#sample;
-    const sample: Sample = { byBehaviour: new Map(), handled: this.#handledByExited, dropped: this.#droppedByExited };
+    const sample: Sample = { byBehaviour: new Map(), rootUp: false, handled: this.#handledByExited, dropped: this.#droppedByExited };
     for (const actor of this.#live) {
+      if (actor.name === this.#rootName) sample.rootUp = true;
       const info = actor.info();
       let entry = sample.byBehaviour.get(info.behaviour);
       if (entry === undefined) sample.byBehaviour.set(info.behaviour, (entry = { alive: 0, queued: 0, deepest: 0 }));

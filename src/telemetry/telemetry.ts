@@ -1,28 +1,21 @@
-import { describeReason, type TelemetryActor, type TelemetrySpan } from './actor-shape.js';
-import { createLogger, type LoggerOptions } from './logger.js';
-import { silentLogger, type Logger, type LogLevel } from './logger-api.js';
+import type { TelemetryActor, TelemetrySpan } from './actor-shape.js';
+import { resolveLogger, type LoggerOption } from './logger.js';
+import type { Logger } from './logger-api.js';
 import { RuntimeMetrics, type MetricsOptions } from './metrics.js';
+import { describeActor, logExit, logReport } from './reports.js';
 import { RuntimeTracer } from './tracing.js';
 
 export interface TelemetryOptions {
   /**
    * A logger to write through (any pino logger), options for a new root pino logger, or `false` for
-   * none. Default: a root logger at `info` on stdout.
+   * none. Default: the process's default logger (JSON lines on stderr at `$MOLO_LOG_LEVEL`, else `info`).
    */
-  readonly logger?: Logger | LoggerOptions | false;
+  readonly logger?: LoggerOption;
   /** Prometheus metrics in a registry of their own; default off. */
   readonly metrics?: boolean | MetricsOptions;
   /** Spans around calls and supervisor restarts through `@opentelemetry/api`; default off. */
   readonly tracing?: boolean;
 }
-
-/** Log level of each report event; events not listed log at `info`. */
-const REPORT_LEVELS: Readonly<Record<string, LogLevel>> = {
-  'supervisor.child_terminated': 'error',
-  'supervisor.start_error': 'error',
-  'supervisor.shutdown': 'error',
-  'supervisor.child_restarted': 'info',
-};
 
 /**
  * Logs, metrics and spans for one or more actor systems. It has the shape of the kernel's
@@ -67,20 +60,13 @@ export class Telemetry {
 
   exited(actor: TelemetryActor, reason: unknown): void {
     this.metrics?.actorExited(actor, reason);
-    if (reason instanceof Error) {
-      this.logger.error(
-        { event: 'actor.crashed', ...describeActor(actor), reason: describeReason(reason), stack: reason.stack },
-        'actor.crashed',
-      );
-    } else if (this.logger.isLevelEnabled('debug')) {
-      this.logger.debug({ event: 'actor.exited', ...describeActor(actor), reason: describeReason(reason) }, 'actor.exited');
-    }
+    logExit(this.logger, actor, reason);
   }
 
   /** A behaviour's lifecycle event, such as a supervisor's crash report; logged and counted. */
   report(event: string, fields: Readonly<Record<string, unknown>>): void {
     this.metrics?.supervisorEvent(event, fields);
-    this.logger[REPORT_LEVELS[event] ?? 'info']({ event, ...fields }, event);
+    logReport(this.logger, event, fields);
   }
 
   /**
@@ -98,18 +84,4 @@ export class Telemetry {
 /** Logs, metrics and tracing as asked: `createTelemetry({ logger: { level: 'info' }, metrics: true, tracing: true })`. */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   return new Telemetry(options);
-}
-
-function resolveLogger(option: TelemetryOptions['logger']): Logger {
-  if (option === false) return silentLogger;
-  if (option === undefined) return createLogger();
-  return isLogger(option) ? option : createLogger(option);
-}
-
-function isLogger(option: Logger | LoggerOptions): option is Logger {
-  return typeof (option as Logger).child === 'function' && typeof (option as Logger).error === 'function';
-}
-
-function describeActor(actor: TelemetryActor): { actor: string; name: string | undefined; behaviour: string } {
-  return { actor: actor.self.toString(), name: actor.name, behaviour: actor.behaviour.name ?? 'actor' };
 }

@@ -1,13 +1,5 @@
-import {
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type AttributeValue,
-  type Span,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import type { Attributes, AttributeValue, Span, Tracer, TracerProvider } from '@opentelemetry/api';
+import { otelApi } from './lazy-modules.js';
 import type { TelemetrySpan } from './actor-shape.js';
 
 /** The instrumentation scope of every span Molo opens. */
@@ -28,21 +20,23 @@ interface DelegatingProvider extends TracerProvider {
 
 /**
  * Opens spans through `@opentelemetry/api`'s global tracer provider, and only when an SDK is
- * registered: without one, `startSpan` returns undefined after one property read, so the kernel
+ * registered: without one, `startSpan` returns undefined after a global lookup, so the kernel
  * neither builds a span nor wraps the operation. A span the SDK does not record (not sampled) is
  * dropped the same way.
  *
- * Like the API's own proxy tracer, it holds the API's proxy provider, so an SDK registered after
- * the telemetry was made is picked up from then on (and kept, as the proxy tracer keeps it; after
- * `trace.disable()`, make a new telemetry).
+ * The global provider is looked up again until an SDK is found, so one registered after the
+ * telemetry was made is picked up from then on (and kept; after `trace.disable()`, make a new
+ * telemetry). It is looked up rather than held through the API's proxy because the API is loaded
+ * lazily (as CommonJS, see lazy-modules.ts) and an ESM caller's `setGlobalTracerProvider` reaches
+ * the shared global but not our copy's proxy.
  */
 export class RuntimeTracer {
   #tracer: Tracer | undefined;
-  readonly #proxy: DelegatingProvider | undefined;
+  readonly #provider: TracerProvider | undefined;
 
-  constructor(provider: TracerProvider = trace.getTracerProvider()) {
-    if (isDelegating(provider)) this.#proxy = provider;
-    else this.#tracer = provider.getTracer(TRACER_NAME);
+  /** `provider`: a provider to use instead of the global one (a test's, or an SDK not registered globally). */
+  constructor(provider?: TracerProvider) {
+    this.#provider = provider;
   }
 
   /** True once an SDK is registered (through the API) to record spans. */
@@ -54,7 +48,7 @@ export class RuntimeTracer {
   startSpan(name: string, attributes: Readonly<Record<string, unknown>>): TelemetrySpan | undefined {
     const tracer = this.#resolve();
     if (tracer === undefined) return undefined;
-    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL });
+    const span = tracer.startSpan(name, { kind: otelApi().SpanKind.INTERNAL });
     if (!span.isRecording()) {
       span.end();
       return undefined;
@@ -64,7 +58,10 @@ export class RuntimeTracer {
   }
 
   #resolve(): Tracer | undefined {
-    return (this.#tracer ??= this.#proxy!.getDelegateTracer(TRACER_NAME));
+    if (this.#tracer !== undefined) return this.#tracer;
+    const provider = this.#provider ?? otelApi().trace.getTracerProvider();
+    // The API's proxy stands in until an SDK registers: it has a delegate tracer only then.
+    return (this.#tracer = isDelegating(provider) ? provider.getDelegateTracer(TRACER_NAME) : provider.getTracer(TRACER_NAME));
   }
 }
 
@@ -79,7 +76,7 @@ class OpenSpan implements TelemetrySpan {
     if (attributes !== undefined) this.span.setAttributes(toAttributes(attributes));
     if (error !== undefined) {
       this.span.recordException(error instanceof Error ? error : String(error));
-      this.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      this.span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
     }
     this.span.end();
   }

@@ -39,6 +39,25 @@ describe('exit reasons', () => {
     expect(formatReason('killed')).toBe('killed');
   });
 
+  it('formatReason shows the name, code and message of every error inside a reason', () => {
+    const init = Object.assign(new Error('DATABASE_URL is not set'), { code: 'CONFIG_MISSING' });
+    // What a supervisor stops with when a child's init throws.
+    const reason = shutdownWith({ failedToStartChild: 'db', reason: init });
+    expect(formatReason(reason)).toBe(
+      '{shutdown, {"failedToStartChild":"db","reason":{"name":"Error","code":"CONFIG_MISSING","message":"DATABASE_URL is not set"}}}',
+    );
+    const nested = shutdownWith([new RangeError('too big', { cause: new ActorCrashed('thrown') }), 7n]);
+    expect(formatReason(nested)).toBe(
+      '{shutdown, [{"name":"RangeError","message":"too big","cause":{"name":"ActorCrashed","code":"ACTOR_CRASHED","message":"' +
+        new ActorCrashed('thrown').message +
+        '"}},"7n"]}',
+    );
+    expect(formatReason(new ActorCrashed('thrown'))).toMatch(/^ActorCrashed \[ACTOR_CRASHED\]: /);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(formatReason(shutdownWith(cyclic))).toBe('{shutdown, [object Object]}');
+  });
+
   it('a message after stop() in the same handler is not handled; stop takes effect after the callback', async () => {
     const system = testSystem();
     const log: string[] = [];

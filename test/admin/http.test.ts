@@ -97,15 +97,18 @@ describe('HTTP admin surface', () => {
     await node.stop();
   });
 
-  it('GET /metrics serves Prometheus text, built in until telemetry is wired', async () => {
+  it('GET /metrics serves Prometheus text, built in until telemetry is wired, in telemetry\'s shape', async () => {
     const { node } = await startTestNode({ root: rootSpec });
     const response = await fetch(`${node.adminUrl}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(PROMETHEUS_CONTENT_TYPE);
     const text = await response.text();
     expect(text).toContain('# TYPE molo_actors_alive gauge');
-    expect(text).toContain(`molo_actors_alive{node="test"} ${node.system.actorCount}\n`);
-    expect(text).toContain('molo_root_supervisor_up{node="test"} 1\n');
+    // The same names and labels as telemetry's RuntimeMetrics: alive actors by behaviour.
+    const alive = [...text.matchAll(/^molo_actors_alive\{behaviour="([^"]+)"\} (\d+)$/gm)];
+    expect(alive.map((match) => match[1])).toContain('Supervisor');
+    expect(alive.reduce((sum, match) => sum + Number(match[2]), 0)).toBe(node.system.actorCount);
+    expect(text).toContain('molo_root_supervisor_up 1\n');
     await node.stop();
   });
 
@@ -139,7 +142,7 @@ describe('HTTP admin surface', () => {
     expect(down.headers.get('retry-after')).toBe('1');
     expect(down.body).toMatchObject({ status: 'down', rootAlive: false });
     const metrics = await (await fetch(`${node.adminUrl}/metrics`)).text();
-    expect(metrics).toContain('molo_root_supervisor_up{node="test"} 0');
+    expect(metrics).toContain('molo_root_supervisor_up 0\n');
     // The tree says so too, rather than failing.
     const tree = (await getJson<TreeSnapshot>(`${node.adminUrl}/tree`)).body;
     expect(tree.root).toMatchObject({ state: 'stopped', process: null });

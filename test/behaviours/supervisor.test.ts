@@ -1032,3 +1032,18 @@ describe('Supervisor: dynamic children (simple_one_for_one)', () => {
     await Supervisor.stop(system, sup);
   });
 });
+
+describe('a start failure says why', () => {
+  it("a child whose init throws surfaces the error's name, code and message in the supervisor's StartFailed", async () => {
+    const system = testSystem();
+    class Db extends GenServer {
+      override init(): void {
+        throw Object.assign(new Error('DATABASE_URL is not set'), { code: 'CONFIG_MISSING' });
+      }
+    }
+    const error = await rejection(Supervisor.start(system, { strategy: 'one_for_one', children: [worker('db', () => new Db())] }));
+    expect(error).toBeInstanceOf(StartFailed);
+    expect(error.message).toContain('"failedToStartChild":"db"');
+    expect(error.message).toContain('"reason":{"name":"Error","code":"CONFIG_MISSING","message":"DATABASE_URL is not set"}');
+  });
+});

@@ -29,6 +29,11 @@ export interface ClusterOptions {
   readonly startTimeoutMs?: number;
   /** Extra postgresql.conf settings, e.g. `{ max_connections: 20 }`. Values are written verbatim. */
   readonly settings?: Readonly<Record<string, string | number>>;
+  /**
+   * A superuser role of this name that logs in without a password (`trust` over TCP and the
+   * socket), as the machine's test server has it: what the test run's fallback server uses.
+   */
+  readonly trustSuperuser?: string;
 }
 
 export interface ClusterUser {
@@ -385,7 +390,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     appendFileSync(join(dataDir, 'postgresql.conf'), `\n# pg-cluster\n${Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
 
     const tcp = options.requireTls === true ? 'hostssl' : 'host';
+    const trusted = options.trustSuperuser;
     const hba = [
+      ...(trusted !== undefined ? [`local all ${quoteIdent(trusted)} trust`, `${tcp} all ${quoteIdent(trusted)} 127.0.0.1/32 trust`] : []),
       'local all all scram-sha-256',
       `${tcp} all ${users.md5.name} 127.0.0.1/32 md5`,
       `${tcp} all ${users.cleartext.name} 127.0.0.1/32 password`,
@@ -413,6 +420,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         `CREATE ROLE ${quoteIdent(users.md5.name)} LOGIN PASSWORD ${quoteLiteral(users.md5.password)};`,
         "SET password_encryption = 'scram-sha-256';",
         `CREATE ROLE ${quoteIdent(users.cleartext.name)} LOGIN PASSWORD ${quoteLiteral(users.cleartext.password)};`,
+        ...(trusted !== undefined ? [`CREATE ROLE ${quoteIdent(trusted)} SUPERUSER LOGIN;`] : []),
       ].join('\n'),
     );
 

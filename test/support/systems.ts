@@ -3,9 +3,12 @@ import { ActorSystem, type ActorSystemOptions } from '../../src/actors/index.js'
 /** Systems created by the current test; the leak check in setup.ts inspects and clears them. */
 export const liveSystems = new Set<ActorSystem>();
 
-/** An ActorSystem the leak check watches: the test must leave no actors or timers behind. */
+/**
+ * An ActorSystem the leak check watches: the test must leave no actors or timers behind. It logs
+ * nothing unless given a logger (tests crash actors on purpose; the default would report each).
+ */
 export function testSystem(options: ActorSystemOptions = {}): ActorSystem {
-  const system = new ActorSystem({ node: 'test', ...options });
+  const system = new ActorSystem({ node: 'test', logger: false, ...options });
   liveSystems.add(system);
   return system;
 }

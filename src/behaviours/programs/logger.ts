@@ -1,6 +1,6 @@
 /**
- * Where program output and lifecycle events go. The shape is pino's (`logger.info(fields, msg)`),
- * so a pino logger can be passed as is; the default writes one JSON object per line to stderr.
+ * The part of a pino logger that program supervision writes through (`logger.info(fields, msg)`).
+ * Any pino logger is one; the default is the system's logger.
  */
 export interface ProgramLogger {
   info(fields: object, message?: string): void;
@@ -13,7 +13,10 @@ type Level = 'info' | 'warn' | 'error';
 /** pino's numeric levels, so tools that read pino output read these lines too. */
 const LEVEL_NUMBER: Readonly<Record<Level, number>> = { info: 30, warn: 40, error: 50 };
 
-/** A minimal pino-compatible logger: JSON lines (`level`, `time`, bindings, fields, `msg`) on `stream`. */
+/**
+ * @deprecated A minimal pino-compatible logger: JSON lines (`level`, `time`, bindings, fields,
+ * `msg`) on `stream`. Pass a pino logger (`createLogger`) instead; kept for existing callers.
+ */
 export function jsonLineLogger(
   stream: { write(chunk: string): unknown } = process.stderr,
   bindings: Readonly<Record<string, unknown>> = {},

@@ -11,7 +11,6 @@
 import type { ExitReason } from '../../actors/index.js';
 import { ProgramAlreadyStarted, ProgramNotFound } from '../errors.js';
 import { GenServer, NO_REPLY, type From, type NoReply } from '../gen-server.js';
-import { jsonLineLogger } from './logger.js';
 import { probeFinished, probeTimedOut, runProbe, type ProbeVerdict } from './program-health.js';
 import { programHost, type ProgramHost } from './program-host.js';
 import { createProgramRecord, takeFiredTimer, type ProgramRecord } from './program-record.js';
@@ -37,7 +36,8 @@ export class ProgramSupervisorServer extends GenServer<ProgramRequest, AnyReply,
     this.#host = programHost(this.ctx, this.settings.maxLineBytes);
     // The last line of defence: however this actor exits (killed, system shutdown), no process survives it.
     this.ctx.signal.addEventListener('abort', () => killEveryProgram(this.#programs.values()), { once: true });
-    const logger = this.settings.logger ?? jsonLineLogger();
+    // Default: the system's logger (pino), so program lines and every other report share one format.
+    const logger = this.settings.logger ?? this.ctx.log;
     for (const spec of this.settings.programs) this.#programs.set(spec.name, createProgramRecord(spec, logger));
     for (const record of this.#programs.values()) if (record.spec.autostart) spawn(this.#host, record, 'START');
   }

@@ -4,6 +4,7 @@
  */
 import { InvalidProgramSpec, TooManyPrograms } from '../errors.js';
 import type { ProgramLogger } from './logger.js';
+import type { Logger } from '../../telemetry/logger-api.js';
 
 /** supervisord's autorestart: `always` (true), `on-failure` (unexpected), `never` (false). */
 export type ProgramRestart = 'always' | 'on-failure' | 'never';
@@ -89,8 +90,11 @@ export interface ProgramSupervisorSpec {
   readonly maxPrograms?: number;
   /** Longer output lines are split into pieces of at most this many bytes; default 64 KiB. */
   readonly maxLineBytes?: number;
-  /** Where program output and lifecycle events go; default JSON lines on stderr. */
-  readonly logger?: ProgramLogger;
+  /**
+   * Where program output and lifecycle events go: a pino logger (or anything with its `info`,
+   * `warn`, `error` and optional `child`). Default: the system's logger, bound with the supervisor's ref.
+   */
+  readonly logger?: Logger | ProgramLogger;
 }
 
 export const DEFAULT_MAX_RESTARTS = 5;

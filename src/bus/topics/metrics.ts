@@ -8,7 +8,8 @@
  * (publishes no subscription matched), `molo_pubsub_subscriber_errors_total` (callbacks that threw)
  * and the gauge `molo_pubsub_subscriptions{kind}`, all labelled by `broker`.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { prom } from '../../telemetry/lazy-modules.js';
 
 export interface TopicCounts {
   published: number;
@@ -44,7 +45,7 @@ export class TopicMetrics {
     const registers = [registry];
     const metrics = this;
     for (const [count, name, help] of COUNTERS) {
-      new Counter({
+      new prom.Counter({
         name: `${prefix}${name}`,
         help,
         labelNames: ['broker'],
@@ -55,7 +56,7 @@ export class TopicMetrics {
         },
       });
     }
-    new Gauge({
+    new prom.Gauge({
       name: `${prefix}pubsub_subscriptions`,
       help: 'Live subscriptions, by kind (channel, pattern).',
       labelNames: ['broker', 'kind'],

@@ -2,7 +2,8 @@
  * The caches' Prometheus metrics, registered once per prom-client registry and labelled by cache
  * name. A cache without a registry holds no children and pays one `undefined` check per event.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { prom } from '../../telemetry/lazy-modules.js';
 
 export type EvictionReason = 'lru' | 'expired' | 'invalidated';
 
@@ -15,16 +16,16 @@ class CacheMetricFamilies {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.hits = new Counter({ name: 'molo_cache_hits_total', help: 'Cache lookups answered from the cache (negative entries included).', labelNames: ['cache'], registers });
-    this.misses = new Counter({ name: 'molo_cache_misses_total', help: 'Cache lookups that found nothing fresh.', labelNames: ['cache'], registers });
-    this.evictions = new Counter({
+    this.hits = new prom.Counter({ name: 'molo_cache_hits_total', help: 'Cache lookups answered from the cache (negative entries included).', labelNames: ['cache'], registers });
+    this.misses = new prom.Counter({ name: 'molo_cache_misses_total', help: 'Cache lookups that found nothing fresh.', labelNames: ['cache'], registers });
+    this.evictions = new prom.Counter({
       name: 'molo_cache_evictions_total',
       help: 'Entries removed by reason: lru (over maxEntries/maxBytes), expired, invalidated (key, tag, write event).',
       labelNames: ['cache', 'reason'],
       registers,
     });
-    this.entries = new Gauge({ name: 'molo_cache_entries', help: 'Entries held.', labelNames: ['cache'], registers });
-    this.bytes = new Gauge({ name: 'molo_cache_bytes', help: 'Estimated bytes held.', labelNames: ['cache'], registers });
+    this.entries = new prom.Gauge({ name: 'molo_cache_entries', help: 'Entries held.', labelNames: ['cache'], registers });
+    this.bytes = new prom.Gauge({ name: 'molo_cache_bytes', help: 'Estimated bytes held.', labelNames: ['cache'], registers });
   }
 }
 

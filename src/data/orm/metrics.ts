@@ -2,7 +2,8 @@
  * The ORM's few metrics, registered once per prom-client registry; without a registry there are
  * none and each call site pays one `undefined` check.
  */
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { prom } from '../../telemetry/lazy-modules.js';
 
 export class OrmMetrics {
   readonly conflicts: Counter<'table'>;
@@ -11,9 +12,9 @@ export class OrmMetrics {
 
   constructor(registry: Registry, prefix = 'molo_') {
     const registers = [registry];
-    this.conflicts = new Counter({ name: `${prefix}orm_conflicts_total`, help: 'Optimistic-lock conflicts (stale writes refused).', labelNames: ['table'], registers });
-    this.heals = new Counter({ name: `${prefix}orm_heal_retries_total`, help: 'Statements retried after a heal, by outcome (ok, failed).', labelNames: ['table', 'outcome'], registers });
-    this.listenerErrors = new Counter({ name: `${prefix}orm_event_listener_errors_total`, help: 'Write-event subscribers that threw.', registers });
+    this.conflicts = new prom.Counter({ name: `${prefix}orm_conflicts_total`, help: 'Optimistic-lock conflicts (stale writes refused).', labelNames: ['table'], registers });
+    this.heals = new prom.Counter({ name: `${prefix}orm_heal_retries_total`, help: 'Statements retried after a heal, by outcome (ok, failed).', labelNames: ['table', 'outcome'], registers });
+    this.listenerErrors = new prom.Counter({ name: `${prefix}orm_event_listener_errors_total`, help: 'Write-event subscribers that threw.', registers });
   }
 }
 

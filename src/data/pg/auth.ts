@@ -8,7 +8,7 @@
  * password). No error message ever contains the password or anything derived from it.
  */
 import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
-import saslprep from '@mongodb-js/saslprep';
+import { createRequire } from 'node:module';
 import { AuthFailed, ProtocolError } from '../errors.js';
 
 /**
@@ -40,6 +40,13 @@ const ITERATIONS_RE = /^[1-9][0-9]{0,9}$/;
 /** RFC 5802 server-error-value is a short token; anything else is not repeated in our message. */
 const SERVER_ERROR_RE = /^[a-z0-9-]{1,64}$/;
 
+type Saslprep = (input: string, options?: { allowUnassigned?: boolean }) => string;
+let saslprepFn: Saslprep | undefined;
+/** Loaded at the first SCRAM exchange, not at import: most programs never authenticate by password. */
+function saslprep(): Saslprep {
+  return (saslprepFn ??= (createRequire(import.meta.url)('@mongodb-js/saslprep') as { saslprep: Saslprep }).saslprep);
+}
+
 /**
  * The password as Postgres normalizes it: pure ASCII is used as is; otherwise SASLprep (RFC 4013,
  * unassigned code points prohibited); if SASLprep rejects it (prohibited character, bidi rule,
@@ -52,7 +59,7 @@ const SERVER_ERROR_RE = /^[a-z0-9-]{1,64}$/;
 export function saslprepPassword(password: string): string {
   if (/^[\x00-\x7f]*$/.test(password)) return password;
   try {
-    const prepared = saslprep(password);
+    const prepared = saslprep()(password);
     return prepared.length > 0 ? prepared : password;
   } catch {
     return password;

@@ -3,7 +3,8 @@
  * (from write to ReadyForQuery) and an error counter by Molo error code. Without a registry the
  * connection checks one `undefined` per statement and does nothing else.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { prom } from '../../telemetry/lazy-modules.js';
 import type { Op } from './ops.js';
 
 export interface PgMetrics {
@@ -17,13 +18,13 @@ class RegistryMetrics implements PgMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.#duration = new Histogram({
+    this.#duration = new prom.Histogram({
       name: 'molo_pg_statement_duration_seconds',
       help: 'Postgres statement latency on its connection, from write to ReadyForQuery (pipelined statements include their wait).',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
       registers,
     });
-    this.#errors = new Counter({ name: 'molo_pg_statement_errors_total', help: 'Postgres statements that failed, by error code.', labelNames: ['code'], registers });
+    this.#errors = new prom.Counter({ name: 'molo_pg_statement_errors_total', help: 'Postgres statements that failed, by error code.', labelNames: ['code'], registers });
   }
 
   observe(op: Op, ms: number): void {

@@ -15,6 +15,7 @@ import { resolveSqliteConfig, type ResolvedSqliteConfig, type SqliteConfig } fro
 import { SqliteDatabase, type ReaderSlot } from './database.js';
 import { Engine } from './engine.js';
 import { FaultMapper } from './faults.js';
+import { checkSqliteDriver } from './driver.js';
 import { WriterGate } from './gate.js';
 import { refuseNetworkFilesystem } from './mounts.js';
 import type { WorkerOptions } from './protocol.js';
@@ -29,7 +30,7 @@ const FRAME_HEADROOM_BYTES = 16 * 1024;
 
 /**
  * Opens (creating if missing) the SQLite file `config.file` with one writer thread and
- * `config.readers` reader threads. Rejects with InvalidDataConfig (a bad option), NetworkFilesystem
+ * `config.readers` reader threads. Rejects with SqliteDriverMissing (better-sqlite3 is not installed), InvalidDataConfig (a bad option), NetworkFilesystem
  * (the file's directory is a network mount) or ConnectFailed (the file cannot be opened or put in
  * WAL mode).
  */
@@ -50,6 +51,7 @@ export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx
 async function open(system: ActorRuntime, config: SqliteConfig, resolved: ResolvedSqliteConfig, ctx: DataContext | undefined, release: () => void): Promise<SqliteDatabase> {
   const file = resolve(resolved.file);
   const connection: RedactedConnection = { backend: 'sqlite', host: file };
+  checkSqliteDriver(connection);
   try {
     await refuseNetworkFilesystem(file);
   } catch (error) {

@@ -18,7 +18,8 @@
  */
 import { rm } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
+import type { Counter } from 'prom-client';
+import { prom } from '../../../telemetry/lazy-modules.js';
 import type { DataContext } from '../../context.js';
 import type { Database, Queryable, Transaction } from '../../database.js';
 import { DbError, InvalidDataConfig } from '../../errors.js';
@@ -75,7 +76,7 @@ function counterFor(registry: Registry | undefined): Counter<'plan' | 'result'> 
   if (registry === undefined) return undefined;
   let counter = healCounters.get(registry);
   if (counter === undefined) {
-    counter = new Counter({ name: 'molo_orm_heals_total', help: 'Schema heals by plan and result (applied, skipped, fatal, failed).', labelNames: ['plan', 'result'], registers: [registry] });
+    counter = new prom.Counter({ name: 'molo_orm_heals_total', help: 'Schema heals by plan and result (applied, skipped, fatal, failed).', labelNames: ['plan', 'result'], registers: [registry] });
     healCounters.set(registry, counter);
   }
   return counter;
