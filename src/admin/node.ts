@@ -294,7 +294,9 @@ class RunningNode implements MoloNode {
       system.shutdown();
     }
     await this.http?.close();
-    this.#removeSignalHandlers();
+    // A stop that ends in process.exit keeps its handlers to the end: with none, a late copy of the
+    // Ctrl-C (relayed by npm or tsx) would find the default action and kill the process by signal.
+    if (!this.settings.exitProcess || trigger === 'stop') this.#removeSignalHandlers();
     const result: NodeStopResult = {
       clean,
       exitCode: clean && trigger !== 'root-exit' ? 0 : 1,

@@ -125,15 +125,24 @@ function mayHaveWritten(site: FailureSite): boolean {
  * functions, which are the caller's. Undefined when no frame is the caller's (a callback).
  */
 export function callerStackHere(): string | undefined {
+  // The event handler that settled the statement brings Node's own frames (a message port's or a
+  // broadcast channel's): never the caller's, and with the default limit of 10 they push its
+  // async frames out.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = CALLER_STACK_FRAMES;
   const stack = new Error().stack;
+  Error.stackTraceLimit = limit;
   if (stack === undefined) return undefined;
   // Drop the message line and the driver's own frames: the caller's are the ones of use.
   const frames = stack
     .split('\n')
     .slice(1)
-    .filter((line) => !line.includes(DRIVER_DIRECTORY) && !line.includes(DRIVER_URL));
+    .filter((line) => !line.includes(DRIVER_DIRECTORY) && !line.includes(DRIVER_URL) && !line.includes('(node:internal/'));
   return frames.length === 0 ? undefined : frames.join('\n');
 }
+
+/** Frames captured for a caller stack: the driver's own and the event loop's, then the caller's. */
+const CALLER_STACK_FRAMES = 40;
 
 /**
  * Statements pending on one thread beyond which new ones skip withCallerStack: in bulk (thousands
