@@ -117,7 +117,7 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
     release,
   });
   checkpoints.start(resolved.checkpointIntervalMs);
-  logger.info({ event: 'sqlite.opened', db: resolved.name, file, readers: resolved.readers, correlationId: ctx?.correlationId }, 'sqlite.opened');
+  logger.debug({ event: 'sqlite.opened', db: resolved.name, file, readers: resolved.readers, correlationId: ctx?.correlationId }, 'sqlite.opened');
   return database;
 }
 
