@@ -110,7 +110,9 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
     for (const path of paths) io.stdout(`created ${path}\n`);
     return ExitCode.Ok;
   }
-  const system = new ActorSystem({ node: 'molo-migrate' });
+  // The one line this command prints says why it failed; the crash reports of the connections it
+  // retried would bury it. MOLO_LOG_LEVEL brings them back for a closer look.
+  const system = new ActorSystem({ node: 'molo-migrate', logger: process.env.MOLO_LOG_LEVEL === undefined ? false : undefined });
   let db: Database | undefined;
   try {
     db = await open(system, invocation);
