@@ -105,6 +105,16 @@ function oneForAllTrials(children: number, trials: number): number[] {
   return times;
 }
 
+/** Milliseconds for `n` sends to a started actor, until it reports all handled; then stops it. */
+async function timeSends(actor: AnyActorRef, n: number, handled: Promise<void>): Promise<number> {
+  const start = now();
+  for (let i = 0; i < n; i++) actor.send({ type: 'msg', value: i });
+  await handled;
+  const ms = now() - start;
+  actor.stop();
+  return ms;
+}
+
 export const xstateCases: ImplCases = {
   send: (sizes) =>
     throughput('send', 'xstate-callback', sizes, async (n) => {
@@ -117,12 +127,7 @@ export const xstateCases: ImplCases = {
           });
         }),
       ).start();
-      const start = now();
-      for (let i = 0; i < n; i++) actor.send({ type: 'msg', value: i });
-      await done.promise;
-      const ms = now() - start;
-      actor.stop();
-      return ms;
+      return timeSends(actor, n, done.promise);
     }),
 
   send_10k: (sizes) =>
@@ -232,12 +237,7 @@ export const xstateMachineCases: ImplCases = {
     throughput('send', 'xstate-machine', sizes, async (n) => {
       const done = signal();
       const actor = createActor(counterMachine(n, done.resolve)).start();
-      const start = now();
-      for (let i = 0; i < n; i++) actor.send({ type: 'msg', value: i });
-      await done.promise;
-      const ms = now() - start;
-      actor.stop();
-      return ms;
+      return timeSends(actor, n, done.promise);
     }),
 
   call: (sizes) =>

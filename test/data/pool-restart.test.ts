@@ -9,7 +9,7 @@ import type { ActorSystem } from '../../src/actors/index.js';
 import { GenServer, Supervisor, worker } from '../../src/behaviours/index.js';
 import { DbError } from '../../src/data/index.js';
 import { createPostgresPool, type PostgresDatabase } from '../../src/data/postgres.js';
-import { startCluster, type Cluster } from '../support/pg-cluster.js';
+import { startCluster, type Cluster, restartablePoolConfig } from '../support/pg-cluster.js';
 import { eventually, testSystem } from '../support/systems.js';
 
 class Bystander extends GenServer<'ping', 'pong'> {
@@ -49,18 +49,7 @@ describe('Postgres pool across server restarts', () => {
     system = testSystem();
     const root = await Supervisor.start(system, { strategy: 'one_for_one', children: [worker('bystander', () => new Bystander())] });
     const [bystander] = await Supervisor.whichChildren(system, root);
-    const db = await createPostgresPool(system, {
-      host: cluster.host,
-      port: cluster.port,
-      user: cluster.users.superuser.name,
-      password: cluster.users.superuser.password,
-      database: 'postgres',
-      min: 2,
-      max: 4,
-      reconnectInitialMs: 50,
-      reconnectMaxMs: 500,
-      acquireTimeoutMs: 1_000,
-    });
+    const db = await createPostgresPool(system, restartablePoolConfig(cluster));
     try {
       expect(await untilAnswered(db, 5_000)).toBe(1);
 

@@ -457,3 +457,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     throw error;
   }
 }
+
+/**
+ * Pool settings for tests that stop, kill and restart `cluster` under a live pool: the superuser,
+ * quick reconnects and a short acquire timeout, so an outage shows within the test's time.
+ */
+export function restartablePoolConfig(cluster: Cluster) {
+  return {
+    host: cluster.host,
+    port: cluster.port,
+    user: cluster.users.superuser.name,
+    password: cluster.users.superuser.password,
+    database: 'postgres',
+    min: 2,
+    max: 4,
+    reconnectInitialMs: 50,
+    reconnectMaxMs: 500,
+    acquireTimeoutMs: 1_000,
+  } as const;
+}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GenServer } from '../../../src/behaviours/index.js';
 import { openStreams, StreamConsumer } from '../../../src/bus/index.js';
 import { createPostgresPool } from '../../../src/data/postgres.js';
-import { startCluster, type Cluster } from '../../support/pg-cluster.js';
+import { startCluster, type Cluster, restartablePoolConfig } from '../../support/pg-cluster.js';
 import { eventually, testSystem } from '../../support/systems.js';
 
 let cluster: Cluster;
@@ -36,18 +36,7 @@ async function retry<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
 describe('stream store across a Postgres outage', () => {
   it('reports unhealthy, then resumes with no gap and no lost ack', async () => {
     const system = testSystem();
-    const db = await createPostgresPool(system, {
-      host: cluster.host,
-      port: cluster.port,
-      user: cluster.users.superuser.name,
-      password: cluster.users.superuser.password,
-      database: 'postgres',
-      min: 2,
-      max: 4,
-      reconnectInitialMs: 50,
-      reconnectMaxMs: 500,
-      acquireTimeoutMs: 1_000,
-    });
+    const db = await createPostgresPool(system, restartablePoolConfig(cluster));
     const store = await openStreams(db, { pollIntervalMs: 100 });
     try {
       await store.createStream('s');
