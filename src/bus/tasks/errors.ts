@@ -47,3 +47,41 @@ export class TaskQueueDepthExceeded extends MoloError {
     super(BusErrorCode.TaskQueueDepthExceeded, `queue '${queue}' holds ${depth} tasks (maxDepth = ${limit})`);
   }
 }
+
+/** A handler still running at its hard timeout: its host was recycled and the run counts as a failure. */
+export class TaskHardTimeout extends MoloError {
+  static readonly code = BusErrorCode.TaskHardTimeout;
+  constructor(
+    readonly taskId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(BusErrorCode.TaskHardTimeout, `task ${taskId} still ran at its hard timeout (timeout_hard_ms = ${timeoutMs})`);
+  }
+}
+
+/** A handler threw something that is not an Error; `thrown` describes it. */
+export class TaskHandlerFailed extends MoloError {
+  static readonly code = BusErrorCode.TaskHandlerFailed;
+  constructor(
+    readonly taskName: string,
+    readonly thrown: string,
+  ) {
+    super(BusErrorCode.TaskHandlerFailed, `task handler '${taskName}' threw a non-Error: ${thrown}`);
+  }
+}
+
+/** No handler of this name in the worker's handlers. */
+export class UnknownTaskHandler extends MoloError {
+  static readonly code = BusErrorCode.UnknownTaskHandler;
+  constructor(readonly taskName: string) {
+    super(BusErrorCode.UnknownTaskHandler, `no task handler named '${taskName}'`);
+  }
+}
+
+/** Thrown by a handler to say no retry will help: the task goes straight to the dead-letter queue. */
+export class PermanentTaskFailure extends MoloError {
+  static readonly code = BusErrorCode.PermanentTaskFailure;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(BusErrorCode.PermanentTaskFailure, message, options);
+  }
+}

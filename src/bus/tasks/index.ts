@@ -1,4 +1,4 @@
-// The task queue's foundations: lifecycle table, envelope, retry policy (the queue itself builds on streams).
+// The task queue: its API, lifecycle table, envelope, retry policy and executors.
 export * from './errors.js';
 export * from './lifecycle.js';
 export {
@@ -15,3 +15,5 @@ export {
   type TaskInput,
 } from './envelope.js';
 export { RETRY_DEFAULTS, resolveRetryPolicy, retryDelay, type ResolvedRetryPolicy, type RetryPolicy } from './retry.js';
+export type * from './api.js';
+export { LoopExecutor } from './executors/loop.js';
