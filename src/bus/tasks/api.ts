@@ -196,3 +196,33 @@ export interface TaskExecutor {
   run(task: TaskEnvelope, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A pool of TaskWorker actors for one queue, under a dynamic supervisor (S7-10: at most 64 workers per group). */
+export interface TaskWorkersOptions {
+  readonly queue: string;
+  readonly executor: ExecutorSpec;
+  /** Tasks run at once for this queue, one worker (and one host) each: default 4, at most 64. */
+  readonly concurrency?: number;
+  /** Tasks leased per fetch: default `concurrency`, at most 1,000. */
+  readonly batch?: number;
+  /** At most `max` task starts per `perMs` (token bucket); default none. */
+  readonly rateLimit?: { readonly max: number; readonly perMs: number };
+  /** Only tasks with these names; default all. */
+  readonly names?: readonly string[];
+  /** Poll interval when no wake-up arrives (default 1,000 ms). */
+  readonly pollMs?: number;
+}
+
+export interface TaskWorkersStats {
+  readonly queue: string;
+  readonly workers: number;
+  readonly running: number;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+export interface TaskWorkers {
+  stats(): TaskWorkersStats;
+  /** R7-9: stop taking tasks, drain in-flight ones until `deadlineMs`, then abort and give back the rest. */
+  stop(deadlineMs?: number): Promise<void>;
+}

@@ -17,3 +17,4 @@ export {
 export { RETRY_DEFAULTS, resolveRetryPolicy, retryDelay, type ResolvedRetryPolicy, type RetryPolicy } from './retry.js';
 export type * from './api.js';
 export { LoopExecutor } from './executors/loop.js';
+export { createExecutor } from './executors/index.js';
