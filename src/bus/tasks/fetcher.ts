@@ -234,7 +234,8 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     }
     if (now - this.#infoAt >= INFO_INTERVAL_MS) {
       this.#infoAt = now;
-      await queue.queueInfo(options.queue);
+      const info = await queue.queueInfo(options.queue);
+      this.pool.info = { depth: info.depth, deadLetters: info.deadLetters };
     }
   }
 
