@@ -34,7 +34,7 @@ describe('task telemetry', () => {
     const registry = new Registry();
     const clock = new SimulatedClock();
     const lines: Record<string, unknown>[] = [];
-    const logger: Logger = { ...silentLogger, debug: (fields: object) => void lines.push(fields as Record<string, unknown>) };
+    const logger: Logger = { ...silentLogger, debug: ((fields: object | string) => void lines.push(fields as Record<string, unknown>)) as Logger['debug'] };
     const events: string[] = [];
     const queue = await backend.open(clock, { metrics: registry, logger, events: { transition: (e) => events.push(`${e.id}:${e.from}>${e.to}`) } });
     await queue.createQueue('q', { leaseMs: 1_000, heartbeatMs: 250 });
