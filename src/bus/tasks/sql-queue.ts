@@ -55,8 +55,6 @@ export interface SqlTaskQueueOptions {
   readonly enqueueBatch?: number;
   /** Succeeded and cancelled tasks stay readable this long before the sweep deletes them (default 1 h; 0..7 days). */
   readonly completedRetainMs?: number;
-  /** A waiting worker pool looks again this often without a wake-up (default 1,000 ms). */
-  readonly pollIntervalMs?: number;
   /** Close the database on `close()` (set when the queue opened it). */
   readonly ownsDatabase?: boolean;
 }
