@@ -219,15 +219,21 @@ for (const backend of TASK_BACKENDS) {
       const queue = await backend.open();
       await queue.createQueue('q');
       let runs = 0;
-      const child = taskWorkersChild('pool', queue, { queue: 'q', concurrency: 2, pollMs: 10, executor: { placement: 'loop', handlers: { t: () => void runs++ } } });
+      let slowStarted = false;
+      const handlers: TaskHandlers = { t: () => void runs++, slow: () => ((slowStarted = true), sleep(300)) };
+      const child = taskWorkersChild('pool', queue, { queue: 'q', concurrency: 2, pollMs: 10, executor: { placement: 'loop', handlers } });
       const root = await Supervisor.start(system, { children: [child] });
       await queue.enqueue('q', { name: 't' });
       await eventually(() => runs === 1, 5_000, 'first run');
+      const slow = await queue.enqueue('q', { name: 'slow' });
+      await eventually(() => slowStarted, 5_000, 'slow task started');
       const first = child.handle.fetcher!;
       system.exit(first, 'kill');
       await eventually(() => child.handle.fetcher !== undefined && !child.handle.fetcher.equals(first), 5_000, 'a new fetcher');
       await queue.enqueueMany('q', [{ name: 't' }, { name: 't' }, { name: 't' }]);
       await eventually(() => runs === 4, 5_000, 'runs after the restart');
+      // The run the dead fetcher handed out is settled by the new one, not left to its 60 s lease.
+      expect((await reached(queue, slow.id, 'succeeded'))?.state).toBe('succeeded');
       expect(child.handle.stats().workers).toBe(2);
       await Supervisor.stop(system, root);
       await queue.close();
