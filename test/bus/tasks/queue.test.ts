@@ -44,6 +44,20 @@ for (const backend of TASK_BACKENDS) {
       await queue.close();
     });
 
+    it('leases only the names asked for; lists by state with keyset paging', async () => {
+      const queue = await backend.open();
+      await queue.createQueue('q');
+      const ids = (await queue.enqueueMany('q', [{ name: 'a' }, { name: 'b' }, { name: 'a' }, { name: 'c' }])).map((r) => r.id);
+      const leased = await queue.lease('q', 10, { names: ['a', 'c'] });
+      expect(leased.map((task) => task.envelope.name)).toEqual(['a', 'a', 'c']);
+      const page1 = await queue.list('q', { state: 'leased', limit: 2 });
+      const page2 = await queue.list('q', { state: 'leased', limit: 2, after: page1.at(-1)!.envelope.id });
+      expect([...page1, ...page2].map((record) => record.envelope.id)).toEqual([ids[0], ids[2], ids[3]]);
+      expect((await queue.list('q', { state: 'queued' })).map((record) => record.envelope.id)).toEqual([ids[1]]);
+      expect(await queue.queues()).toEqual(['q']);
+      await queue.close();
+    });
+
     it('a delayed task waits for its run_at on the injected clock', async () => {
       const clock = new SimulatedClock();
       const queue = await backend.open(clock);
