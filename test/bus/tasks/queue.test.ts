@@ -7,6 +7,7 @@ import {
   StaleFencingToken,
   TaskNotFound,
   TaskPayloadTooLarge,
+  TaskQueueClosed,
   TaskQueueDepthExceeded,
   TaskQueueNotFound,
   TaskStateConflict,
@@ -133,6 +134,28 @@ for (const backend of TASK_BACKENDS) {
       await expect(queue.enqueueMany('three', [{ name: 'a' }, { name: 'a' }, { name: 'a' }, { name: 'a' }])).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
       expect((await queue.queueInfo('three')).depth).toBe(0);
       await queue.close();
+    });
+
+    it('a payload at the 1 MiB cap goes through; one byte more is refused; a closed queue refuses calls', async () => {
+      const queue = await backend.open();
+      await queue.createQueue('big');
+      const payload = 'x'.repeat(1024 * 1024 - 2);
+      const { id } = await queue.enqueue('big', { name: 'a', payload });
+      const [task] = await queue.lease('big', 1);
+      expect(task?.envelope.id).toBe(id);
+      expect(task?.envelope.payload).toBe(payload);
+      await expect(queue.enqueue('big', { name: 'a', payload: `${payload}x` })).rejects.toBeInstanceOf(TaskPayloadTooLarge);
+      // Many medium envelopes: no one statement or reply outgrows the SQLite frame budget.
+      const medium = 'é'.repeat(20_000);
+      await queue.enqueueMany('big', Array.from({ length: 150 }, (_, i) => ({ name: 'm', payload: { i, medium } })));
+      const leased = await queue.lease('big', 1_000);
+      expect(leased).toHaveLength(150);
+      expect(leased.every((t) => (t.envelope.payload as { medium: string }).medium === medium)).toBe(true);
+      expect(await queue.list('big', { limit: 1_000 })).toHaveLength(151);
+      expect((await queue.get(id))?.envelope.payload).toBe(payload);
+      await queue.close();
+      await expect(queue.enqueue('big', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueClosed);
+      await expect(queue.lease('big', 1)).rejects.toBeInstanceOf(TaskQueueClosed);
     });
 
     it('failures retry after the backoff; the last one dead-letters with its reason; redrive brings it back', async () => {
