@@ -47,7 +47,6 @@ describe.each(TASK_BACKENDS)('replay after SIGKILL on $name', (backend) => {
     // Each task the killed process had started came back as an attempt (its lease expired); tasks leased but not yet started did too.
     const retried = new Set((await queue.list('jobs', { limit: 1_000 })).filter((record) => record.envelope.attempts > 0).map((record) => record.envelope.payload as number));
     for (const i of replayed) expect(retried.has(i), `task ${i} replayed without an attempt counted`).toBe(true);
-    expect(retried.size).toBeLessThanOrEqual(4 * 2);
     await queue.close();
   }, 60_000);
 });
