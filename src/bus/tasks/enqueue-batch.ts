@@ -58,15 +58,22 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
       if (config === undefined) throw new TaskQueueNotFound(item.queue);
       checkPayload(item.envelope.payload, config.maxPayloadBytes);
       const key = item.envelope.idempotency_key;
+      // Every check that can fail comes before the first write, so a refused item leaves nothing behind.
+      const seen = key === null ? undefined : await liveKey(tx, c, item.queue, key, now);
+      if (seen !== undefined) {
+        outcomes.push({ ok: true, value: { id: seen, duplicate: true } });
+        continue;
+      }
+      const held = depth.get(item.queue)!;
+      checkQueueDepth(item.queue, held, config.maxDepth);
       if (key !== null) {
         const existing = await claimKey(tx, c, item.queue, key, item.envelope.id, now);
+        // Claimed by a concurrent enqueue that committed meanwhile.
         if (existing !== undefined) {
           outcomes.push({ ok: true, value: { id: existing, duplicate: true } });
           continue;
         }
       }
-      const held = depth.get(item.queue)!;
-      checkQueueDepth(item.queue, held, config.maxDepth);
       depth.set(item.queue, held + 1);
       rows.push(item);
       outcomes.push({ ok: true, value: { id: item.envelope.id, duplicate: false } });
@@ -77,6 +84,12 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
   await insertRows(tx, c, rows, now);
   if (rows.length > 0 && c.notify !== undefined) await tx.query(c.notify);
   return outcomes;
+}
+
+/** The task id a live key names, if any. */
+async function liveKey(tx: Queryable, c: EnqueueContext, queue: string, key: string, now: number): Promise<string | undefined> {
+  const { rows } = await tx.query(c.sql(`SELECT task_id FROM ${c.tables.idem} WHERE queue = $1::text AND key = $2::text AND expires_at > $3::int8`), [queue, key, now]);
+  return rows.length === 0 ? undefined : String(rows[0]!.task_id);
 }
 
 /**

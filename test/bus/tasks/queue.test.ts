@@ -126,9 +126,15 @@ for (const backend of TASK_BACKENDS) {
       await expect(queue.enqueue('small', { name: 'a', payload: 'x'.repeat(200) })).rejects.toBeInstanceOf(TaskPayloadTooLarge);
       await expect(queue.enqueue('small', { name: 'bad name' })).rejects.toBeInstanceOf(InvalidTaskEnvelope);
       await queue.enqueueMany('small', [{ name: 'a' }, { name: 'b' }]);
-      const full = await queue.enqueue('small', { name: 'c' }).catch((error: unknown) => error);
+      const full = await queue.enqueue('small', { name: 'c', idempotencyKey: 'c' }).catch((error: unknown) => error);
       expect(full).toBeInstanceOf(TaskQueueDepthExceeded);
       expect((full as TaskQueueDepthExceeded).limit).toBe(2);
+      // The refused enqueue left no idempotency key behind: once there is room, the key enqueues a task.
+      const [head] = await queue.lease('small', 1);
+      await queue.settle('small', [{ id: head!.envelope.id, leaseToken: head!.leaseToken, outcome: { kind: 'succeeded' } }]);
+      const retried = await queue.enqueue('small', { name: 'c', idempotencyKey: 'c' });
+      expect(retried.duplicate).toBe(false);
+      expect((await queue.get(retried.id))?.state).toBe('queued');
       // enqueueMany is all or nothing.
       await queue.createQueue('three', { maxDepth: 3 });
       await expect(queue.enqueueMany('three', [{ name: 'a' }, { name: 'a' }, { name: 'a' }, { name: 'a' }])).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
