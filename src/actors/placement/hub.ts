@@ -137,13 +137,12 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     if (maxHeapMb !== undefined && (!Number.isInteger(maxHeapMb) || maxHeapMb < 8 || maxHeapMb > 1_048_576)) {
       throw new InvalidPlacement('maxHeapMb', `must be an integer number of MB in 8..1048576, got ${maxHeapMb}`);
     }
-    const limitBytes = options.payloadLimitBytes ?? this.limitBytes;
-    if (!Number.isInteger(limitBytes) || limitBytes < this.limitBytes || limitBytes > MAX_PAYLOAD_LIMIT_BYTES) {
-      throw new InvalidPlacement(
-        'payloadLimitBytes',
-        `must be an integer number of bytes in ${this.limitBytes}..${MAX_PAYLOAD_LIMIT_BYTES} (the system's payloadLimitBytes..MAX_PAYLOAD_LIMIT_BYTES), got ${limitBytes}`,
-      );
+    const requested = options.payloadLimitBytes;
+    if (requested !== undefined && (!Number.isInteger(requested) || requested < 1 || requested > MAX_PAYLOAD_LIMIT_BYTES)) {
+      throw new InvalidPlacement('payloadLimitBytes', `must be an integer number of bytes in 1..${MAX_PAYLOAD_LIMIT_BYTES}, got ${requested}`);
     }
+    // Never below the system's: every frame the system may send must fit.
+    const limitBytes = Math.max(requested ?? 0, this.limitBytes);
     const wireOptions: WireSpawnOptions = {
       name: options.name,
       trapExit: options.trapExit,
@@ -257,7 +256,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     return this.creation;
   }
 
-  protected limitFor(destination: number): number {
+  protected override limitFor(destination: number): number {
     return this.#hosts.get(destination)?.limitBytes ?? this.limitBytes;
   }
 

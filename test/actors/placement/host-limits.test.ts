@@ -25,9 +25,12 @@ describe('payloadLimitBytes of a host', () => {
     });
   }
 
-  it('is checked: an integer from the system cap to MAX_PAYLOAD_LIMIT_BYTES, for hosts only', async () => {
+  it('is checked: an integer up to MAX_PAYLOAD_LIMIT_BYTES, for hosts only; never below the system cap', async () => {
     const system = placementSystem({ payloadLimitBytes: 64 * 1024 });
-    for (const bad of [1024, 64 * 1024 - 1, 1.5 * 1024 * 1024 + 0.5, 65 * 1024 * 1024]) {
+    const low = await spawnProbe(system, 'thread', { payloadLimitBytes: 1024 });
+    expect(await ask(system, low, { echo: 'x'.repeat(32 * 1024) })).toHaveLength(32 * 1024);
+    await killAll(system, low);
+    for (const bad of [0, 1.5 * 1024 * 1024 + 0.5, 65 * 1024 * 1024]) {
       await expect(spawnProbe(system, 'thread', { payloadLimitBytes: bad })).rejects.toMatchObject({
         code: 'PLACEMENT_INVALID',
         option: 'payloadLimitBytes',
