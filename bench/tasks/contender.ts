@@ -44,11 +44,23 @@ export class Countdown {
   }
 }
 
+/** Tasks run (and not measured) before the latency samples, so every worker is up. */
+export const LATENCY_WARMUP = 3 * CONCURRENCY;
+
 /**
  * The latency loop every contender shares: `enqueueOne(seq)` stores a task carrying `seq`, whose
- * handler calls `started(seq)`; the elapsed time is measured on this thread.
+ * handler calls `started(seq)`; the elapsed time is measured on this thread. Warm-up tasks (negative
+ * seqs, all at once) run first and are not counted: a worker still starting (a thread host) is
+ * not what an idle queue's latency means.
  */
 export async function measureLatency(samples: number, enqueueOne: (seq: number) => Promise<void>, hooks: { started?: (seq: number) => void }): Promise<number[]> {
+  const warm = new Countdown(LATENCY_WARMUP);
+  hooks.started = (seq) => {
+    if (seq < 0) warm.tick();
+  };
+  for (let seq = -1; seq >= -LATENCY_WARMUP; seq--) await enqueueOne(seq);
+  await warm.done;
+  await new Promise((done) => setTimeout(done, 200));
   const results: number[] = [];
   for (let seq = 0; seq < samples; seq++) {
     let resolve!: () => void;

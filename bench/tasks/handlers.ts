@@ -2,6 +2,7 @@
  * The no-op handler Molo's `thread` contenders load in their hosts. It tells the bench thread that
  * it started (the task's `seq`) on a BroadcastChannel, which reaches every thread of this process.
  */
+import { BroadcastChannel } from 'node:worker_threads';
 import type { TaskHandlers } from '../../src/bus/tasks/index.js';
 
 export const HANDLER_CHANNEL = 'molo-bench-tasks';

@@ -56,7 +56,6 @@ export function bullmqContender(): TaskContender {
       const hooks: { started?: (seq: number) => void } = {};
       const worker = startWorker(concurrency, (seq) => hooks.started?.(seq));
       await worker.waitUntilReady();
-      await new Promise((done) => setTimeout(done, 200));
       try {
         return await measureLatency(samples, async (seq) => void (await queue!.add('noop', { seq }, jobOptions)), hooks);
       } finally {

@@ -62,7 +62,6 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
     async latency(samples, concurrency) {
       const hooks: { started?: (seq: number) => void } = {};
       const runner = await startRunner(concurrency, (seq) => hooks.started?.(seq));
-      await new Promise((done) => setTimeout(done, 200));
       try {
         return await measureLatency(samples, async (seq) => void (await utils!.addJob(identifier(), { seq })), hooks);
       } finally {
