@@ -6,11 +6,26 @@
  * enqueue to its handler's start (p50, p99). Rounds per system in turn; the median round and the
  * spread of all of them are reported, with the load average.
  */
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { ActorSystem } from '../../src/actors/index.js';
-import { createBenchServer, type BenchServer } from '../data/server.js';
-import { formatTable, roundFields, ROUNDS_NOTE, spreadCell, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
+import { withBenchPostgres } from '../data/server.js';
+import {
+  benchLog,
+  formatTable,
+  messageOf,
+  ratioLines,
+  ratioRow,
+  roundFields,
+  ROUNDS_NOTE,
+  spreadCell,
+  suiteHeader,
+  timedWithin,
+  type RatioTarget,
+  type Row,
+  type Suite,
+  type SuiteOptions,
+  type SuiteResult,
+} from '../suite.js';
 import { CONCURRENCY, percentile, type TaskContender } from './contender.js';
 import { moloContenders } from './molo.js';
 import { bullmqContender } from './peers/bullmq.js';
@@ -26,25 +41,13 @@ const PHASE_TIMEOUT_MS = 300_000;
 const PEERS = ['bullmq', 'pg-boss', 'graphile-worker'] as const;
 
 /** Molo ÷ BullMQ targets on end to end with `loop` handlers (reported, not asserted). */
-const TARGETS: readonly { readonly molo: string; readonly peer: string; readonly ratio: number }[] = [
+const TARGETS: readonly RatioTarget[] = [
   { molo: 'molo-postgres-loop', peer: 'bullmq', ratio: 1 },
   { molo: 'molo-sqlite-loop', peer: 'bullmq', ratio: 2 },
 ];
 
-const log = (message: string): void => void process.stderr.write(`${message}\n`);
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-async function timed<T>(what: string, fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${PHASE_TIMEOUT_MS} ms`)), PHASE_TIMEOUT_MS)));
-  try {
-    const value = await Promise.race([fn(), timeout]);
-    return { value, seconds: (performance.now() - started) / 1_000 };
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const log = benchLog;
+const timed = <T>(what: string, fn: () => Promise<T>): Promise<{ value: T; seconds: number }> => timedWithin(what, PHASE_TIMEOUT_MS, fn);
 
 type Size = (typeof SIZES)[keyof typeof SIZES];
 
@@ -110,29 +113,8 @@ async function measure(contender: TaskContender, cases: readonly string[], size:
 }
 
 function ratios(rows: readonly Row[], cases: readonly string[]): Row[] {
-  const ops = (name: string, impl: string): number | null => {
-    const value = rows.find((row) => row.case === name && row.impl === impl)?.ops_per_s;
-    return typeof value === 'number' && value > 0 ? value : null;
-  };
   const molos = [...new Set(rows.map((row) => row.impl).filter((impl) => impl.startsWith('molo-')))];
-  return cases
-    .filter((name) => name !== 'latency')
-    .map((name) => {
-      const row: Record<string, unknown> = { case: name, impl: 'ratio', ops_per_s: null };
-      for (const molo of molos) {
-        for (const peer of PEERS) {
-          const a = ops(name, molo);
-          const b = ops(name, peer);
-          row[`${molo.slice(5)}_vs_${peer}`] = a !== null && b !== null ? Number((a / b).toFixed(3)) : null;
-        }
-      }
-      if (name === 'end_to_end') {
-        row.targets = TARGETS.map((t) => `${t.molo.slice(5)}_vs_${t.peer} >= ${t.ratio}`);
-        const met = TARGETS.map((t) => row[`${t.molo.slice(5)}_vs_${t.peer}`]);
-        row.target_met = met.some((value) => value === null || value === undefined) ? null : TARGETS.every((t, i) => (met[i] as number) >= t.ratio);
-      }
-      return row as unknown as Row;
-    });
+  return cases.filter((name) => name !== 'latency').map((name) => ratioRow(rows, name, molos, PEERS, name === 'end_to_end' ? TARGETS : undefined));
 }
 
 function report(rows: readonly Row[], ratioRows: readonly Row[]): string {
@@ -156,13 +138,7 @@ function report(rows: readonly Row[], ratioRows: readonly Row[]): string {
         note(row),
       ]),
   );
-  const lines = ratioRows.map((row) => {
-    const parts = Object.keys(row)
-      .filter((key) => key.includes('_vs_'))
-      .map((key) => `${key} ${typeof row[key] === 'number' ? `${(row[key] as number).toFixed(2)}x` : 'n/a'}`);
-    const target = Array.isArray(row.targets) ? ` [targets ${(row.targets as string[]).join(', ')}: ${row.target_met === true ? 'met' : row.target_met === false ? 'MISSED' : 'no data'}]` : '';
-    return `${row.case.padEnd(10)} ${parts.length > 0 ? parts.join('  ') : '(no Molo rows)'}${target}`;
-  });
+  const lines = ratioLines(ratioRows, 10);
   return [throughput, '', 'Idle-queue latency, enqueue → handler start:', latency, '', 'Ratios (Molo ÷ peer, tasks/s, higher is better):', ...lines].join('\n');
 }
 
@@ -172,34 +148,19 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   const cases = CASES.filter((name) => options.cases === undefined || options.cases.includes(name));
   const loadBefore = loadavg()[0]!;
   log(`tasks suite (${mode}): ${cases.join(', ')}; ${size.n.toLocaleString('en-US')} no-op tasks × ${size.rounds} rounds, ${size.samples} latency samples`);
-  const system = new ActorSystem({ node: 'bench-tasks' });
-  let pg: BenchServer | undefined;
   const rows: Row[] = [];
   let failed = false;
-  try {
-    try {
-      pg = await createBenchServer(0);
-      log(`postgres: database ${pg.database} on ${pg.host}:${pg.port}`);
-    } catch (error) {
-      log(`postgres unavailable: ${messageOf(error)}`);
-    }
-    const contenders = [...moloContenders(system, pg), bullmqContender(), pgBossContender(pg), graphileWorkerContender(pg)];
-    for (const contender of contenders) {
+  await withBenchPostgres('bench-tasks', async (system, pg) => {
+    for (const contender of [...moloContenders(system, pg), bullmqContender(), pgBossContender(pg), graphileWorkerContender(pg)]) {
       const outcome = await measure(contender, cases, size, mode);
       rows.push(...outcome.rows);
       failed ||= outcome.failed;
     }
-  } finally {
-    system.shutdown();
-    await pg?.drop().catch((error: unknown) => log(`dropping ${pg!.database} failed: ${messageOf(error)}`));
-  }
+  });
   const ratioRows = ratios(rows, cases);
-  const header = [
-    `tasks suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres and Redis on the same machine`,
+  const header = suiteHeader('tasks', options.quick, 'Postgres and Redis', loadBefore, [
     `End to end = enqueue n in bulk, then process them at concurrency ${CONCURRENCY} (workers started inside the timing); enqueue = the first part alone. ${ROUNDS_NOTE}`,
-    `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
-  ];
-  if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');
+  ]);
   return { rows: [...rows, ...ratioRows], report: [...header, '', report(rows, ratioRows)].join('\n'), failed };
 }
 
