@@ -197,6 +197,7 @@ describe('a placed executor with a bad module', () => {
     executors.add(missing);
     await expect(missing.run(task({ name: 'noop' }), never)).rejects.toMatchObject({ code: InvalidBusOption.code, option: 'executor.module' });
     expect(() => createExecutor(system, { placement: 'gpu' } as unknown as ExecutorSpec)).toThrow(InvalidBusOption);
+    expect(() => createExecutor(system, { placement: 'process', module: './fixtures/handlers.ts' })).toThrow(/executor\.module.*relative/);
     const closed = createExecutor(system, { placement: 'thread', module: handlersModule });
     await closed.close();
     await expect(closed.run(task({ name: 'noop' }), never)).rejects.toMatchObject({ option: 'executor' });

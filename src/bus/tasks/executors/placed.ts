@@ -177,7 +177,12 @@ async function startSession(system: ActorRuntime, placement: 'thread' | 'process
 function moduleHref(module: string | URL): string {
   if (module instanceof URL) return module.href;
   if (typeof module !== 'string' || module.length === 0) throw new InvalidBusOption('executor.module', 'must be a URL, an absolute path or a package specifier');
-  return behaviourModule(module).moduleUrl;
+  try {
+    return behaviourModule(module).moduleUrl;
+  } catch (error) {
+    // A relative path: it would resolve differently in the host.
+    throw new InvalidBusOption('executor.module', (error as Error).message);
+  }
 }
 
 function describeAbort(reason: unknown): string {
