@@ -460,6 +460,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     const host = this.#hosts.get(creation);
     if (host === undefined) return Promise.resolve(false);
     if (host.terminated === undefined) {
+      this.stats.hostsTerminated++;
       host.terminated = detail ?? 'terminated';
       host.cut = true;
       this.#stopHost(host, false);

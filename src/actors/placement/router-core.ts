@@ -34,6 +34,7 @@ export abstract class RouterCore implements Router {
     messagesDropped: 0,
     framesForged: 0,
     channelViolations: 0,
+    hostsTerminated: 0,
     bytesSent: 0,
     bytesReceived: 0,
   };

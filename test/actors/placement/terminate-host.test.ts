@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CalleeExited, DownMessage, placementHosts, terminateHost, type Ref } from '../../../src/actors/index.js';
+import { CalleeExited, DownMessage, placementHosts, placementStats, terminateHost, type Ref } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
 import { exitLog } from '../helpers.js';
 import { ask, HOST_PLACEMENTS, killAll, pidAlive, placementSystem, spawnProbe } from './support.js';
@@ -44,6 +44,7 @@ describe('terminateHost', () => {
         terminated = await terminateHost(system, victim, 'hard-timeout');
       });
       expect(terminated).toBe(true);
+      expect(placementStats(system)?.hostsTerminated).toBe(1);
       // The main loop was never blocked by the spinning host nor by ending it.
       expect(gap).toBeLessThan(250);
 
@@ -89,6 +90,7 @@ describe('terminateHost', () => {
     void ask(system, victim, 'spin', 60_000).catch(() => {});
     const [first, second] = await Promise.all([terminateHost(system, victim, 'first'), terminateHost(system, victim, 'second')]);
     expect([first, second]).toEqual([true, true]);
+    expect(placementStats(system)?.hostsTerminated).toBe(1);
     expect(await exit).toMatchObject({ shutdown: { terminated: 'first' } });
     expect(pidAlive(pid)).toBe(false);
   });
