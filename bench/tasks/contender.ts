@@ -84,3 +84,38 @@ export function percentile(values: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
+
+/** Workers a contender starts (each handler calls `handled(seq)`) and stops. */
+export interface WorkerControl<W> {
+  start(handled: (seq: number) => void): Promise<W>;
+  stop(workers: W): Promise<unknown>;
+}
+
+/** The processing phase: workers started, n handlers finished, workers stopped. */
+export async function processWith<W>(n: number, control: WorkerControl<W>): Promise<void> {
+  const countdown = new Countdown(n);
+  const workers = await control.start(() => countdown.tick());
+  try {
+    await countdown.done;
+  } finally {
+    await control.stop(workers);
+  }
+}
+
+/** The latency phase on workers of their own (see measureLatency). */
+export async function latencyWith<W>(samples: number, control: WorkerControl<W>, enqueueOne: (seq: number) => Promise<void>): Promise<number[]> {
+  const hooks: { started?: (seq: number) => void } = {};
+  const workers = await control.start((seq) => hooks.started?.(seq));
+  try {
+    return await measureLatency(samples, enqueueOne, hooks);
+  } finally {
+    await control.stop(workers);
+  }
+}
+
+/** Enqueues seqs 0..n-1 in bulk calls of ENQUEUE_BATCH, one after another. */
+export async function inBatches(n: number, insert: (seqs: number[]) => Promise<unknown>): Promise<void> {
+  for (let start = 0; start < n; start += ENQUEUE_BATCH) {
+    await insert(Array.from({ length: Math.min(ENQUEUE_BATCH, n - start) }, (_, i) => start + i));
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { REDIS_HOST, REDIS_PORT } from '../../kv/redis.js';
-import { Countdown, ENQUEUE_BATCH, measureLatency, type TaskContender } from '../contender.js';
+import { inBatches, latencyWith, processWith, type TaskContender, type WorkerControl } from '../contender.js';
 
 export function bullmqContender(): TaskContender {
   const connection = { host: REDIS_HOST, port: REDIS_PORT, maxRetriesPerRequest: null, retryStrategy: () => null };
@@ -14,14 +14,18 @@ export function bullmqContender(): TaskContender {
   const name = (): string => `molo-bench-${process.pid}-${round}`;
   const jobOptions = { removeOnComplete: true, removeOnFail: true };
 
-  const startWorker = (concurrency: number, onJob: (seq: number) => void): Worker =>
-    new Worker(
-      name(),
-      async (job) => {
-        onJob((job.data as { seq: number }).seq);
-      },
-      { connection, concurrency, removeOnComplete: { count: 0 } },
-    );
+  const workers = (concurrency: number): WorkerControl<Worker> => ({
+    async start(handled) {
+      const worker = new Worker(name(), async (job) => handled((job.data as { seq: number }).seq), {
+        connection,
+        concurrency,
+        removeOnComplete: { count: 0 },
+      });
+      await worker.waitUntilReady();
+      return worker;
+    },
+    stop: (worker) => worker.close(),
+  });
 
   return {
     impl: 'bullmq',
@@ -37,31 +41,9 @@ export function bullmqContender(): TaskContender {
       queue = new Queue(name(), { connection });
       await queue.waitUntilReady();
     },
-    async enqueue(n) {
-      for (let start = 0; start < n; start += ENQUEUE_BATCH) {
-        const size = Math.min(ENQUEUE_BATCH, n - start);
-        await queue!.addBulk(Array.from({ length: size }, (_, i) => ({ name: 'noop', data: { seq: start + i }, opts: jobOptions })));
-      }
-    },
-    async process(n, concurrency) {
-      const countdown = new Countdown(n);
-      const worker = startWorker(concurrency, () => countdown.tick());
-      try {
-        await countdown.done;
-      } finally {
-        await worker.close();
-      }
-    },
-    async latency(samples, concurrency) {
-      const hooks: { started?: (seq: number) => void } = {};
-      const worker = startWorker(concurrency, (seq) => hooks.started?.(seq));
-      await worker.waitUntilReady();
-      try {
-        return await measureLatency(samples, async (seq) => void (await queue!.add('noop', { seq }, jobOptions)), hooks);
-      } finally {
-        await worker.close();
-      }
-    },
+    enqueue: (n) => inBatches(n, (seqs) => queue!.addBulk(seqs.map((seq) => ({ name: 'noop', data: { seq }, opts: jobOptions })))),
+    process: (n, concurrency) => processWith(n, workers(concurrency)),
+    latency: (samples, concurrency) => latencyWith(samples, workers(concurrency), async (seq) => void (await queue!.add('noop', { seq }, jobOptions))),
     async close() {
       await queue?.obliterate({ force: true }).catch(() => undefined);
       await queue?.close();

@@ -6,7 +6,7 @@
  */
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import type { BenchServer } from '../../data/server.js';
-import { Countdown, ENQUEUE_BATCH, measureLatency, type TaskContender } from '../contender.js';
+import { inBatches, latencyWith, processWith, type TaskContender, type WorkerControl } from '../contender.js';
 
 const LOCAL_QUEUE_SIZE = 500;
 const COMPLETE_BATCH_DELAY_MS = 1;
@@ -18,21 +18,20 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
   const identifier = (): string => `noop_${round}`;
   const connectionString = (): string => `postgres://${pg!.user}@${pg!.host}:${pg!.port}/${pg!.database}`;
 
-  const startRunner = (concurrency: number, onJob: (seq: number) => void): Promise<Runner> =>
-    run({
-      connectionString: connectionString(),
-      concurrency,
-      noHandleSignals: true,
-      pollInterval: 2_000,
-      logger: silent,
-      maxPoolSize: concurrency + 2,
-      taskList: {
-        [identifier()]: async (payload) => {
-          onJob((payload as { seq: number }).seq);
-        },
-      },
-      preset: { worker: { localQueue: { size: LOCAL_QUEUE_SIZE }, completeJobBatchDelay: COMPLETE_BATCH_DELAY_MS } },
-    });
+  const runners = (concurrency: number): WorkerControl<Runner> => ({
+    start: (handled) =>
+      run({
+        connectionString: connectionString(),
+        concurrency,
+        noHandleSignals: true,
+        pollInterval: 2_000,
+        logger: silent,
+        maxPoolSize: concurrency + 2,
+        taskList: { [identifier()]: async (payload) => handled((payload as { seq: number }).seq) },
+        preset: { worker: { localQueue: { size: LOCAL_QUEUE_SIZE }, completeJobBatchDelay: COMPLETE_BATCH_DELAY_MS } },
+      }),
+    stop: (runner) => runner.stop(),
+  });
 
   return {
     impl: 'graphile-worker',
@@ -44,30 +43,9 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
     async reset() {
       round++;
     },
-    async enqueue(n) {
-      for (let start = 0; start < n; start += ENQUEUE_BATCH) {
-        const size = Math.min(ENQUEUE_BATCH, n - start);
-        await utils!.addJobs(Array.from({ length: size }, (_, i) => ({ identifier: identifier(), payload: { seq: start + i } })));
-      }
-    },
-    async process(n, concurrency) {
-      const countdown = new Countdown(n);
-      const runner = await startRunner(concurrency, () => countdown.tick());
-      try {
-        await countdown.done;
-      } finally {
-        await runner.stop();
-      }
-    },
-    async latency(samples, concurrency) {
-      const hooks: { started?: (seq: number) => void } = {};
-      const runner = await startRunner(concurrency, (seq) => hooks.started?.(seq));
-      try {
-        return await measureLatency(samples, async (seq) => void (await utils!.addJob(identifier(), { seq })), hooks);
-      } finally {
-        await runner.stop();
-      }
-    },
+    enqueue: (n) => inBatches(n, (seqs) => utils!.addJobs(seqs.map((seq) => ({ identifier: identifier(), payload: { seq } })))),
+    process: (n, concurrency) => processWith(n, runners(concurrency)),
+    latency: (samples, concurrency) => latencyWith(samples, runners(concurrency), async (seq) => void (await utils!.addJob(identifier(), { seq }))),
     async close() {
       await utils?.release();
       utils = undefined;

@@ -6,7 +6,7 @@
  */
 import PgBoss from 'pg-boss';
 import type { BenchServer } from '../../data/server.js';
-import { Countdown, ENQUEUE_BATCH, measureLatency, type TaskContender } from '../contender.js';
+import { inBatches, latencyWith, processWith, type TaskContender, type WorkerControl } from '../contender.js';
 
 const BATCH_SIZE = 100;
 const POLLING_INTERVAL_SECONDS = 0.5;
@@ -16,13 +16,16 @@ export function pgBossContender(pg: BenchServer | undefined): TaskContender {
   let round = 0;
   const name = (): string => `bench_${round}`;
 
-  const startWorkers = async (concurrency: number, onJob: (seq: number) => void): Promise<void> => {
-    for (let i = 0; i < concurrency; i++) {
-      await boss!.work<{ seq: number }>(name(), { batchSize: BATCH_SIZE, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS }, async (jobs) => {
-        for (const job of jobs) onJob(job.data.seq);
-      });
-    }
-  };
+  const workers = (concurrency: number): WorkerControl<void> => ({
+    async start(handled) {
+      for (let i = 0; i < concurrency; i++) {
+        await boss!.work<{ seq: number }>(name(), { batchSize: BATCH_SIZE, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS }, async (jobs) => {
+          for (const job of jobs) handled(job.data.seq);
+        });
+      }
+    },
+    stop: () => boss!.offWork(name()),
+  });
 
   return {
     impl: 'pg-boss',
@@ -36,30 +39,9 @@ export function pgBossContender(pg: BenchServer | undefined): TaskContender {
       round++;
       await boss!.createQueue(name());
     },
-    async enqueue(n) {
-      for (let start = 0; start < n; start += ENQUEUE_BATCH) {
-        const size = Math.min(ENQUEUE_BATCH, n - start);
-        await boss!.insert(Array.from({ length: size }, (_, i) => ({ name: name(), data: { seq: start + i } })));
-      }
-    },
-    async process(n, concurrency) {
-      const countdown = new Countdown(n);
-      await startWorkers(concurrency, () => countdown.tick());
-      try {
-        await countdown.done;
-      } finally {
-        await boss!.offWork(name());
-      }
-    },
-    async latency(samples, concurrency) {
-      const hooks: { started?: (seq: number) => void } = {};
-      await startWorkers(concurrency, (seq) => hooks.started?.(seq));
-      try {
-        return await measureLatency(samples, async (seq) => void (await boss!.send(name(), { seq })), hooks);
-      } finally {
-        await boss!.offWork(name());
-      }
-    },
+    enqueue: (n) => inBatches(n, (seqs) => boss!.insert(seqs.map((seq) => ({ name: name(), data: { seq } })))),
+    process: (n, concurrency) => processWith(n, workers(concurrency)),
+    latency: (samples, concurrency) => latencyWith(samples, workers(concurrency), async (seq) => void (await boss!.send(name(), { seq }))),
     async close() {
       await boss?.stop({ graceful: true, wait: true, timeout: 5_000 }).catch(() => undefined);
       boss = undefined;
