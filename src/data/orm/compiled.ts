@@ -4,8 +4,9 @@
  * names, which V8 can only serve megamorphically; here each column gets its own site that sees one
  * name and one row layout, so a find or an insert costs little more than the driver call itself.
  *
- * Names enter the source only as JSON string literals (never as code), and they are the model's
- * validated column names or the query's own aliases; values never enter it.
+ * Names (the model's column names, a query's aliases) enter the source only as JSON string
+ * literals, so any name, quotes, backslashes and line breaks included, stays data; values never
+ * enter it.
  */
 import type { Row, Value } from '../values.js';
 import type { ColumnMeta } from './model.js';

@@ -32,7 +32,7 @@ export type Condition = Node & { readonly [CONDITION]: true };
 
 /**
  * Freezes a condition its constructor wrote as one literal, brand included: a spread of the node
- * plus a computed symbol key takes V8's slow path (about 2 µs a condition, most of a query's build).
+ * plus a computed symbol key takes V8's slow path (2-4 µs a condition, most of a query's build).
  */
 const make = (condition: Condition): Condition => Object.freeze(condition);
 
