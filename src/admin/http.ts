@@ -12,6 +12,7 @@ import {
   AdminUnavailable,
   MetricsFailed,
 } from './errors.js';
+import { countAlive, renderBuiltinMetrics, type ProcessLister } from './builtin-metrics.js';
 import { guardConnections } from './connection-guard.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
 
@@ -287,7 +288,8 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
 async function sendMetrics(settings: HttpSettings, response: ServerResponse): Promise<void> {
   let text: unknown;
   if (settings.metrics === undefined) {
-    text = defaultMetrics(await Admin.health(settings.runtime, settings.admin, settings.requestTimeoutMs));
+    const health = await Admin.health(settings.runtime, settings.admin, settings.requestTimeoutMs);
+    text = defaultMetrics(health, await aliveByBehaviour(settings));
   } else {
     try {
       text = await settings.metrics();
@@ -300,22 +302,22 @@ async function sendMetrics(settings: HttpSettings, response: ServerResponse): Pr
   response.end(text);
 }
 
-/** Until telemetry is wired in: live actors and root liveness, the two numbers the admin knows. */
-export function defaultMetrics(health: HealthReport): string {
-  const label = `{node="${escapeLabel(health.node)}"}`;
-  return [
-    '# HELP molo_actors_alive Live actors on this node.',
-    '# TYPE molo_actors_alive gauge',
-    `molo_actors_alive${label} ${health.actors}`,
-    '# HELP molo_root_supervisor_up 1 while the root supervisor is alive, else 0.',
-    '# TYPE molo_root_supervisor_up gauge',
-    `molo_root_supervisor_up${label} ${health.rootAlive ? 1 : 0}`,
-    '',
-  ].join('\n');
+/**
+ * Until telemetry is wired in: live actors by behaviour and root liveness, in telemetry's names,
+ * labels and help texts (docs/telemetry.md), so a dashboard reads either the same.
+ */
+export function defaultMetrics(health: HealthReport, alive: ReadonlyMap<string, number>): string {
+  return renderBuiltinMetrics(alive, health.rootAlive);
 }
 
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** Counted on the runtime when it lists its processes (an ActorSystem), else from the admin's process snapshot. */
+async function aliveByBehaviour(settings: HttpSettings): Promise<ReadonlyMap<string, number>> {
+  const runtime = settings.runtime as ActorRuntime & Partial<ProcessLister>;
+  if (typeof runtime.processes === 'function') return countAlive(runtime as ProcessLister);
+  const snapshot = await Admin.processes(settings.runtime, settings.admin, settings.requestTimeoutMs);
+  const alive = new Map<string, number>();
+  for (const entry of snapshot.processes) alive.set(entry.behaviour, (alive.get(entry.behaviour) ?? 0) + 1);
+  return alive;
 }
 
 function statusFor(error: unknown): number {
