@@ -162,6 +162,8 @@ export interface TaskQueue {
   deadLetters(queue: string, options?: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]>;
   /** Moves dead letters back to `queued` with attempts 0 (all of the queue's, or those ids); resolves with how many. */
   redrive(queue: string, ids?: readonly string[]): Promise<number>;
+  /** Optional: resolves when an enqueue may have made work for `queue`, after `ms`, or when `signal` aborts (without it, worker pools poll). */
+  waitForWork?(queue: string, ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
