@@ -44,7 +44,6 @@ export interface SchedulerActorConfig {
   readonly tickMs: number;
   readonly batch: number;
   readonly misfireGraceMs: number;
-  readonly fenceTable: string;
   readonly counts: SchedulerCounts;
 }
 
@@ -55,6 +54,8 @@ export interface SchedulerStatus {
   readonly holder: string;
   /** `leader` once elected and fenced in (it fires); `elected` between the two; else `follower`. */
   readonly role: 'leader' | 'elected' | 'follower';
+  /** Its LeaderLease actor (LeaderLease.status tells its term). */
+  readonly lease: Ref | null;
   readonly token: number | null;
   readonly ticks: number;
   readonly fires: number;
@@ -112,6 +113,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
       holder,
       role: this.#token === null ? 'follower' : this.#fenced ? 'leader' : 'elected',
       token: this.#token,
+      lease: this.#lease ?? null,
       ticks: this.#ticks,
       fires: counts.fires,
       skipped: counts.skipped,
@@ -154,7 +156,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
     const token = this.#token;
     if (token === null) return;
     try {
-      await this.#config.db.transaction((tx) => checkFence(tx, this.#globalKey, token, this.#config.fenceTable));
+      await this.#config.db.transaction((tx) => checkFence(tx, this.#globalKey, token));
       this.#setFenced(true);
       this.ctx.log.info({ event: 'scheduler.leading', scheduler: this.#config.name, token }, 'scheduler.leading');
     } catch (error) {
@@ -185,7 +187,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
   }
 
   async #fire(entry: ScheduleEntry, now: number): Promise<void> {
-    const { db, store, queue, counts, name, misfireGraceMs, fenceTable } = this.#config;
+    const { db, store, queue, counts, name, misfireGraceMs } = this.#config;
     const token = this.#token!;
     const expected = entry.nextFireAt!;
     const span = this.#tracer.startSpan(SchedulerSpanName.fire, { 'molo.scheduler': name, 'molo.schedule.id': entry.id, 'molo.task.queue': entry.queue, 'molo.fencing_token': token });
@@ -195,7 +197,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
       const decision = decideFires(schedule, expected, now, misfireGraceMs);
       fireAt = decision.fireAt;
       const enqueued = await db.transaction(async (tx) => {
-        await checkFence(tx, this.#globalKey, token, fenceTable);
+        await checkFence(tx, this.#globalKey, token);
         // A one-shot entry is done once it fired: removed in the same transaction.
         if (!(await store.advance(tx, entry.id, expected, decision.nextDue, decision.fireAt, now, schedule.kind === 'at'))) throw new EntryChanged();
         if (decision.fireAt === null) return undefined;

@@ -11,7 +11,7 @@ import { GenServer } from '../../behaviours/gen-server.js';
 import type { Database } from '../../data/index.js';
 import { openKv, type KvStore, type SqlKvStore } from '../../data/kv/index.js';
 import { InvalidBusOption } from '../errors.js';
-import { DEFAULT_FENCE_TABLE, createFenceTable } from '../leases/fence.js';
+import { createFenceTable } from '../leases/fence.js';
 import type { TaskQueue } from '../tasks/api.js';
 import {
   checkQueueName,
@@ -49,8 +49,6 @@ export interface SchedulerOptions {
   readonly misfireGraceMs?: number;
   /** Default `molo_schedules`. */
   readonly table?: string;
-  /** The fence table the queue checks (default `molo_fences`). */
-  readonly fenceTable?: string;
   /** Prometheus registry for the scheduler metrics; none: no metrics. */
   readonly metrics?: Registry;
 }
@@ -92,10 +90,9 @@ export class Scheduler {
     const batch = whole('scheduler.batch', options.batch ?? 100, 1, SCHEDULER_CAPS.maxBatch);
     const maxSchedules = whole('scheduler.maxSchedules', options.maxSchedules ?? 10_000, 1, SCHEDULER_CAPS.maxSchedules);
     const misfireGraceMs = whole('scheduler.misfireGraceMs', options.misfireGraceMs ?? SCHEDULER_DEFAULTS.misfireGraceMs, 0, 3_600_000);
-    const fenceTable = options.fenceTable ?? DEFAULT_FENCE_TABLE;
     const store = new ScheduleStore(db, options.table ?? DEFAULT_SCHEDULE_TABLE);
     await store.create();
-    await createFenceTable(db, fenceTable);
+    await createFenceTable(db);
     const ownLeaseStore = options.leaseStore === undefined ? await openKv(db, { clock: system.clock, table: 'molo_scheduler_lease' }) : undefined;
     const counts = emptySchedulerCounts();
     const metrics = schedulerMetrics(options.metrics);
@@ -116,7 +113,6 @@ export class Scheduler {
             tickMs,
             batch,
             misfireGraceMs,
-            fenceTable,
             counts,
           }),
       );
