@@ -10,6 +10,7 @@ import type { DataContext, Queryable } from '../../data/index.js';
 import type { JsonValue, TaskEnvelope, TaskInput } from './envelope.js';
 import type { TaskState } from './lifecycle.js';
 import type { RetryPolicy } from './retry.js';
+import type { TaskConcurrencyLimit } from './limits-shared.js';
 
 /** What happens to tasks still running when the shutdown deadline passes (R7-9). */
 export type TaskShutdownPolicy = 'requeue' | 'dead-letter';
@@ -213,6 +214,12 @@ export interface TaskWorkersOptions {
   readonly names?: readonly string[];
   /** Poll interval when no wake-up arrives (default 1,000 ms). */
   readonly pollMs?: number;
+  /** Shared by several pools: tasks running at once across all of them (a `TaskConcurrencyLimit`). */
+  readonly global?: TaskConcurrencyLimit;
+  /** R7-9: how long a stop by the pool's supervisor lets running tasks finish (default 30,000 ms). */
+  readonly drainMs?: number;
+  /** Lease renewal interval; default the queue's `heartbeatMs` when the queue tells it (SqlTaskQueue), else 15,000 ms. */
+  readonly heartbeatMs?: number;
 }
 
 export interface TaskWorkersStats {

@@ -22,3 +22,8 @@ export { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';
 export { openSqliteTaskQueue, openTaskQueue, type TaskQueueOptions } from './open.js';
 export { resolveQueueConfig, TASK_QUEUE_LIMITS, type ResolvedTaskQueueConfig } from './queue-config.js';
 export { TaskMetrics, TaskTelemetry, taskMetrics } from './metrics.js';
+export { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
+export { TASK_WORKER_DEFAULTS, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
+export { startTaskWorkers, taskWorkerGroups, taskWorkersChild, TaskWorkerPool } from './workers.js';
+export { TASK_POOL_BEHAVIOUR, TaskFetcherServer, TaskSpanName } from './fetcher.js';
+export { TASK_WORKER_BEHAVIOUR, TaskWorkerServer, type TaskWorkerCast, type TaskWorkerReport } from './worker.js';
