@@ -14,8 +14,10 @@ import {
   SchedulerClosed,
   TaskQueueNotFound,
   checkFence,
+  startTaskWorkers,
   type TaskRecord,
 } from '../../../src/bus/index.js';
+import { eventually, sleep } from '../../support/systems.js';
 import { TASK_BACKENDS } from '../tasks/stores.js';
 import { harness, type Harness } from './harness.js';
 
@@ -39,13 +41,24 @@ for (const backend of TASK_BACKENDS) {
     it('V7-4: a 60 s interval and an every-minute cron, the clock advanced tick by tick for five minutes: exactly five runs each', async () => {
       const metrics = new Registry();
       h = await harness(backend, { metrics });
+      // Runs are handler runs, through a real worker pool on the same clock.
+      const ran: string[] = [];
+      const workers = await startTaskWorkers(h.system, h.queue, { queue: 'q', executor: { placement: 'loop', handlers: { tick: (payload) => void ran.push((payload as { kind: string }).kind) } }, concurrency: 2 });
       await h.lead();
       const start = h.clock.wallNow();
       const every = await h.scheduler.add({ id: 'every-minute', queue: 'q', task: { name: 'tick', payload: { kind: 'interval' } }, schedule: { kind: 'interval', everyMs: MINUTE } });
       expect(every.nextFireAt).toBe(start + MINUTE);
       await h.scheduler.add({ id: 'cron', queue: 'q', task: { name: 'tick', payload: { kind: 'cron' } }, schedule: { kind: 'cron', expression: '* * * * *' } });
       for (let tick = 0; tick < 300; tick++) await h.step();
+      // An enqueue inside the scheduler's transaction wakes no pool on SQLite: it finds the last tasks on its next poll (1 s).
+      for (let tick = 0; tick < 20 && ran.length < 10; tick++) await h.step(500);
+      await eventually(() => ran.length >= 10, 10_000, 'ten handler runs');
+      await sleep(200);
+      await workers.stop(1_000);
+      expect(ran.filter((kind) => kind === 'interval')).toHaveLength(5);
+      expect(ran.filter((kind) => kind === 'cron')).toHaveLength(5);
       const runs = await tasks(h);
+      expect(runs.every((task) => task.state === 'succeeded')).toBe(true);
       const interval = runs.filter((task) => (task.envelope.payload as { kind: string }).kind === 'interval');
       expect(interval.map((task) => task.envelope.idempotency_key)).toEqual([1, 2, 3, 4, 5].map((n) => `schedule:every-minute:${start + n * MINUTE}`));
       // The clock started at 00:00:00.000 and the election took a few 100 ms steps: minutes 1..5 fall inside.
