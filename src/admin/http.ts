@@ -1,23 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MoloError, type ActorRuntime, type Ref } from '../actors/index.js';
+import type { ActorRuntime, Ref } from '../actors/index.js';
 import { Admin, ADMIN_NAME, checkInteger, type HealthReport } from './admin-actor.js';
-import {
-  AdminErrorCode,
-  AdminInvalidOption,
-  AdminListenFailed,
-  AdminMethodNotAllowed,
-  AdminNotFound,
-  AdminOverloaded,
-  AdminUnavailable,
-  MetricsFailed,
-} from './errors.js';
+import { AdminInvalidOption, AdminListenFailed, AdminMethodNotAllowed, AdminNotFound, AdminUnavailable, MetricsFailed } from './errors.js';
 import { guardConnections } from './connection-guard.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
 import type { TaskQueue } from '../bus/tasks/api.js';
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
 import { serveTasks } from './task-http.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
+import { serveAdmitted } from './admission.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -251,23 +243,7 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     await route(settings, endpoint, response);
     return;
   }
-  try {
-    listener.guard.checkToken(request);
-  } catch (error) {
-    response.setHeader('www-authenticate', 'Bearer');
-    sendJson(response, 401, errorBody(error));
-    return;
-  }
-  if (listener.inFlight >= settings.maxRequests) {
-    sendJson(response, 503, errorBody(new AdminOverloaded(settings.maxRequests)));
-    return;
-  }
-  listener.inFlight++;
-  try {
-    await route(settings, endpoint, response);
-  } finally {
-    listener.inFlight--;
-  }
+  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response));
 }
 
 async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse): Promise<void> {

@@ -5,9 +5,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskQueue } from '../bus/tasks/api.js';
-import { AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound, AdminOverloaded } from './errors.js';
+import { serveAdmitted, type AdmissionCounter } from './admission.js';
+import { AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
-import type { RequestGuard } from './request-guard.js';
 import { matchTaskRoute, serveTaskRoute, taskErrorStatus, type TaskRoute } from './task-routes.js';
 
 export interface TaskHttpSettings {
@@ -19,7 +19,7 @@ export interface TaskHttpSettings {
 
 export async function serveTasks(
   settings: TaskHttpSettings,
-  listener: { readonly guard: RequestGuard; inFlight: number },
+  listener: AdmissionCounter,
   request: IncomingMessage,
   url: URL,
   response: ServerResponse,
@@ -36,26 +36,14 @@ export async function serveTasks(
     sendJson(response, 404, errorBody(new AdminNotFound(url.pathname)));
     return;
   }
-  try {
-    listener.guard.checkToken(request);
-  } catch (error) {
-    response.setHeader('www-authenticate', 'Bearer');
-    sendJson(response, 401, errorBody(error));
-    return;
-  }
-  if (listener.inFlight >= settings.maxRequests) {
-    sendJson(response, 503, errorBody(new AdminOverloaded(settings.maxRequests)));
-    return;
-  }
-  listener.inFlight++;
-  try {
-    const context = { queue: settings.tasks, host: settings.host, hasToken: listener.guard.hasToken, maxBodyBytes: settings.maxBodyBytes };
-    await serveTaskRoute(context, route, request, url, response, sendJson);
-  } catch (error) {
-    // A body left unread past the cap: the connection cannot be reused.
-    if (error instanceof AdminBodyTooLarge) response.setHeader('connection', 'close');
-    sendJson(response, taskErrorStatus(error) ?? statusFor(error), errorBody(error));
-  } finally {
-    listener.inFlight--;
-  }
+  const context = { queue: settings.tasks, host: settings.host, hasToken: listener.guard.hasToken, maxBodyBytes: settings.maxBodyBytes };
+  await serveAdmitted(listener, settings.maxRequests, request, response, async () => {
+    try {
+      await serveTaskRoute(context, route, request, url, response, sendJson);
+    } catch (error) {
+      // A body left unread past the cap: the connection cannot be reused.
+      if (error instanceof AdminBodyTooLarge) response.setHeader('connection', 'close');
+      sendJson(response, taskErrorStatus(error) ?? statusFor(error), errorBody(error));
+    }
+  });
 }

@@ -72,6 +72,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
 }
 
+/** The options every command that asks a node takes. */
+export const TARGET_OPTIONS = {
+  url: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
   let parsed;
   try {
@@ -79,12 +87,7 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        url: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: TARGET_OPTIONS,
     });
   } catch (error) {
     throw new CliUsageError(error instanceof Error ? error.message : String(error));

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
-import { ExitCode, resolveTarget, type CliIo } from './run.js';
+import { ExitCode, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 import { formatDeadLetters, formatQueues, formatTask, formatTaskLine } from './tasks-format.js';
 
 export const TASKS_USAGE = `usage: molo tasks <command> [--url URL] [--json] [--timeout MS]
@@ -69,10 +69,7 @@ function parse(argv: readonly string[]): { values: Values; positionals: string[]
       allowPositionals: true,
       strict: true,
       options: {
-        url: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
+        ...TARGET_OPTIONS,
         state: { type: 'string' },
         limit: { type: 'string' },
         after: { type: 'string' },

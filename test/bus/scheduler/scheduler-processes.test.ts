@@ -8,16 +8,13 @@
  * 2. The new leader is SIGKILLed: the first node takes over within 15 s.
  * Every entry due by the end ran exactly once: no task twice, none missing.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActorSystem } from '../../../src/actors/index.js';
 import { highestFencingToken, openTaskQueue } from '../../../src/bus/index.js';
 import { createPostgresPool } from '../../../src/data/postgres.js';
 import { freshDatabase } from '../../support/pg.js';
-import { projectRoot } from '../../support/run-script.js';
+import { killedAfterEach, spawnLines, until, type LineChild as Child } from '../../support/child-lines.js';
 
-type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 interface Status {
   readonly type: 'status';
   readonly at: number;
@@ -27,11 +24,7 @@ interface Status {
   readonly refused: number;
 }
 
-const spawned = new Set<Child>();
-afterEach(() => {
-  for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  spawned.clear();
-});
+const spawned = killedAfterEach();
 
 interface Node {
   readonly holder: string;
@@ -42,29 +35,9 @@ interface Node {
 }
 
 function node(database: string, holder: string, seed: string[] = []): Node {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bus/scheduler/fixtures/scheduler-node.ts', database, holder, ...seed], {
-    cwd: projectRoot,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  spawned.add(child);
   const lines: Node['lines'] = [];
-  let buffer = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (line === 'ready') resolve();
-        else if (line.startsWith('{')) lines.push(JSON.parse(line) as Node['lines'][number]);
-      }
-    });
-    child.on('close', (code) => reject(new Error(`node ${holder} exited (${String(code)}): ${stderr}`)));
-  });
-  ready.catch(() => undefined);
+  const { child, ready } = spawnLines<Node['lines'][number]>('test/bus/scheduler/fixtures/scheduler-node.ts', [database, holder, ...seed], (line) => lines.push(line));
+  spawned.add(child);
   return {
     holder,
     child,
@@ -72,16 +45,6 @@ function node(database: string, holder: string, seed: string[] = []): Node {
     ready,
     last: () => lines.filter((line): line is Status => line.type === 'status').at(-1),
   };
-}
-
-async function until<T>(find: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined && found !== false) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const leads = (n: Node): boolean => n.last()?.role === 'leader';
