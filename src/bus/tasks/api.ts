@@ -228,6 +228,9 @@ export interface TaskWorkersStats {
   readonly running: number;
   readonly succeeded: number;
   readonly failed: number;
+  /** The queue's depth and dead letters at the pool's last look (every 5 s), once it looked. */
+  readonly depth?: number;
+  readonly deadLetters?: number;
 }
 
 export interface TaskWorkers {

@@ -1,13 +1,16 @@
 /**
- * The pool's fetcher: one per pool. It leases as many tasks as it has idle workers (within the
- * batch, the shared concurrency limit and the rate limit), hands each to an idle TaskWorker,
- * marks them running in one statement, settles finished runs in batches, renews leases every
- * heartbeat (aborting handlers whose lease was lost: cancelled, expired), returns expired leases
- * of its queue, and refreshes the queue's gauges. Its loop runs beside its mailbox.
+ * The pool's fetcher: one per pool. It keeps up to `batch` leased tasks in a local buffer (leasing
+ * again when the buffer is half empty, one statement per lease), hands them to idle TaskWorkers as
+ * they free up (within the shared concurrency limit and the rate limit; by lease order, so by
+ * priority), marks started tasks running and settles finished ones in coalesced batches, renews
+ * every held lease each heartbeat (aborting handlers whose lease was lost: cancelled, expired),
+ * returns expired leases of its queue and refreshes the queue's gauges. Its loop runs beside its
+ * mailbox.
  *
  * Shutdown (R7-9) is its `terminate`: stop leasing, let running tasks finish until the drain
  * deadline, then abort the rest and settle them `released` (back to the queue, reason shutdown,
- * not an attempt; or the DLQ on a queue configured so). Workers stop after it (they come first in
+ * not an attempt; or the DLQ on a queue configured so); buffered tasks never started are released
+ * at once. Workers stop after it (they come first in
  * the pool supervisor's children), so they are there to finish while it drains.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,8 +18,8 @@ import type { DownMessage, MonitorRef, Ref } from '../../actors/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { RuntimeTracer, type TelemetrySpan } from '../../telemetry/index.js';
 import type { LeasedTask, TaskOutcome, TaskSettlement } from './api.js';
-import { PermanentTaskFailure, TaskHardTimeout } from './errors.js';
 import type { TaskTelemetry } from './metrics.js';
+import { BatchFlusher, outcomeOf } from './pool-batches.js';
 import type { TaskPoolHandle } from './pool-handle.js';
 import { describeFailure } from './transitions.js';
 import type { TaskWorkerCast, TaskWorkerReport, TaskWorkerServer } from './worker.js';
@@ -41,12 +44,24 @@ interface WorkerEntry {
 const INFO_INTERVAL_MS = 5_000;
 const MAX_STORE_FAILURES = 10;
 const FINAL_FLUSH_MS = 10_000;
+/**
+ * A task is marked `running` in the store once its handler has run this long: a settle that comes
+ * first walks it through START itself (same history, same events), so short tasks cost no
+ * markRunning statement, and long ones still show as running.
+ */
+const MARK_RUNNING_AFTER_MS = 50;
 
 export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHandle['stats']>, never, TaskWorkerReport | DownMessage | { readonly crash: unknown }> {
   readonly #workers = new Map<string, WorkerEntry>();
   readonly #inFlight = new Map<string, InFlight>();
-  #settlements: TaskSettlement[] = [];
-  #flushing: Promise<void> | undefined;
+  /** Leased, not yet handed to a worker; in lease order. */
+  #buffer: LeasedTask[] = [];
+  readonly #settler: BatchFlusher<TaskSettlement>;
+  readonly #starter: BatchFlusher<{ id: string; leaseToken: number }>;
+  #offGlobal: (() => void) | undefined;
+  /** Started, not yet marked running (see MARK_RUNNING_AFTER_MS). */
+  readonly #pendingStart = new Map<string, number>();
+  #startTimer: NodeJS.Timeout | undefined;
   readonly #stopping = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
@@ -57,6 +72,17 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
 
   constructor(private readonly pool: TaskPoolHandle) {
     super();
+    const { queue, options } = pool;
+    this.#settler = new BatchFlusher(
+      (batch) => queue.settle(options.queue, batch),
+      // Not settled: the leases run out and the tasks run again (at least once).
+      (error, tasks) => this.ctx.log.warn({ event: 'task.settle_failed', queue: options.queue, tasks, err: error }, 'task settle failed'),
+    );
+    // A settle that lands first walks the task through START itself; a late markRunning then finds nothing.
+    this.#starter = new BatchFlusher(
+      (batch) => queue.markRunning(options.queue, batch),
+      (error) => this.ctx.log.warn({ event: 'task.mark_running_failed', queue: options.queue, err: error }, 'task markRunning failed'),
+    );
   }
 
   get #telemetry(): TaskTelemetry | undefined {
@@ -75,6 +101,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     const configured = (queue as { config?: (name: string) => Promise<{ heartbeatMs: number }> }).config;
     const heartbeatMs = options.heartbeatMs ?? (configured === undefined ? 15_000 : (await configured.call(queue, options.queue)).heartbeatMs);
     this.#heartbeat = setInterval(() => void this.#renew(), heartbeatMs);
+    this.#offGlobal = options.global?.onRelease(() => this.#dispatch());
     this.#loop = this.#run().catch((error: unknown) => {
       if (!this.#stopping.signal.aborted) this.ctx.send(this.self, { crash: error });
     });
@@ -125,33 +152,15 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
   #finish(flight: InFlight, outcome: TaskOutcome): void {
     const id = flight.task.envelope.id;
     this.#inFlight.delete(id);
+    this.#pendingStart.delete(id);
     this.pool.options.global?.release();
     this.pool.counts.running = this.#inFlight.size;
     this.#telemetry?.inFlight.set(this.pool.options.queue, this.#inFlight.size);
     if (outcome.kind === 'succeeded') this.pool.counts.succeeded++;
     else if (outcome.kind === 'failed') this.pool.counts.failed++;
     flight.span?.end(outcome.kind === 'failed' ? new Error(`${outcome.reason}: ${outcome.detail ?? ''}`) : undefined, { 'molo.task.outcome': outcome.kind });
-    this.#settlements.push({ id, leaseToken: flight.task.leaseToken, outcome });
-    this.#flush();
-  }
-
-  #flush(): void {
-    if (this.#flushing !== undefined) return;
-    this.#flushing = (async () => {
-      while (this.#settlements.length > 0) {
-        const batch = this.#settlements;
-        this.#settlements = [];
-        try {
-          await this.pool.queue.settle(this.pool.options.queue, batch);
-        } catch (error) {
-          // Not settled: the leases run out and the tasks run again (at least once).
-          this.ctx.log.warn({ event: 'task.settle_failed', queue: this.pool.options.queue, tasks: batch.length, err: error }, 'task settle failed');
-        }
-      }
-    })().finally(() => {
-      this.#flushing = undefined;
-      if (this.#settlements.length > 0) this.#flush();
-    });
+    this.#settler.push({ id, leaseToken: flight.task.leaseToken, outcome });
+    this.#dispatch();
   }
 
   async #run(): Promise<void> {
@@ -161,23 +170,20 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     while (!signal.aborted) {
       try {
         await this.#maintain();
-        const idle = [...this.#workers.values()].filter((worker) => worker.busy === undefined);
-        let want = Math.min(idle.length, options.batch);
-        if (options.rate !== undefined) want = Math.min(want, options.rate.available());
-        const global = options.global?.take(want) ?? want;
-        if (global === 0) {
-          await this.#idle(options.rate !== undefined && idle.length > 0 ? Math.max(1, Math.min(options.pollMs, options.rate.waitMs())) : options.pollMs);
+        this.#dispatch();
+        const room = options.batch - this.#buffer.length;
+        // Lease again once the buffer is half empty, so a lease is a batch, not a task.
+        if (room < Math.max(1, Math.ceil(options.batch / 2))) {
+          await this.#idle(this.#blockedMs());
           continue;
         }
-        const tasks = await queue.lease(options.queue, global, options.names === undefined ? {} : { names: options.names });
-        if (tasks.length < global) options.global?.release(global - tasks.length);
+        const tasks = await queue.lease(options.queue, room, options.names === undefined ? {} : { names: options.names });
         failures = 0;
-        if (tasks.length === 0) {
-          await (queue.waitForWork?.(options.queue, options.pollMs, signal) ?? sleep(options.pollMs, undefined, { signal }).catch(() => undefined));
-          continue;
-        }
-        options.rate?.consume(tasks.length);
-        this.#dispatch(tasks, idle);
+        this.#buffer.push(...tasks);
+        this.#dispatch();
+        if (tasks.length > 0) continue;
+        if (this.#buffer.length > 0) await this.#idle(this.#blockedMs());
+        else await (queue.waitForWork?.(options.queue, options.pollMs, signal) ?? sleep(options.pollMs, undefined, { signal }).catch(() => undefined));
       } catch (error) {
         if (signal.aborted) return;
         failures++;
@@ -188,22 +194,45 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     }
   }
 
-  #dispatch(tasks: readonly LeasedTask[], idle: WorkerEntry[]): void {
-    const { queue, options } = this.pool;
-    for (const task of tasks) {
+  /** Tasks still running after MARK_RUNNING_AFTER_MS are marked `running`, in one statement. */
+  #markStarted(): void {
+    this.#startTimer = undefined;
+    for (const [id, leaseToken] of this.#pendingStart) if (this.#inFlight.has(id)) this.#starter.push({ id, leaseToken });
+    this.#pendingStart.clear();
+  }
+
+  /** How long the loop may sleep: until a rate-limited start is allowed, or a poll interval. */
+  #blockedMs(): number {
+    const rate = this.pool.options.rate;
+    return rate !== undefined && this.#buffer.length > 0 ? Math.max(1, Math.min(this.pool.options.pollMs, rate.waitMs())) : this.pool.options.pollMs;
+  }
+
+  /** Hands buffered tasks to idle workers, in lease order, while the limits allow. */
+  #dispatch(): void {
+    const { options } = this.pool;
+    if (this.#buffer.length === 0) return;
+    const idle = [...this.#workers.values()].filter((worker) => worker.busy === undefined);
+    let started = 0;
+    while (this.#buffer.length > 0 && idle.length > 0 && !this.#stopping.signal.aborted) {
+      if (options.rate !== undefined && options.rate.available() < 1) break;
+      if (options.global !== undefined && options.global.take(1) === 0) break;
+      options.rate?.consume(1);
+      const task = this.#buffer.shift()!;
       const worker = idle.pop()!;
       const id = task.envelope.id;
       worker.busy = id;
       const span = this.#tracer.startSpan(TaskSpanName.run, { 'molo.task.queue': options.queue, 'molo.task.name': task.envelope.name, 'molo.task.id': id, 'molo.task.attempts': task.envelope.attempts });
       this.#inFlight.set(id, { task, worker: worker.ref.toString(), span });
       GenServer.cast(this.ctx.system, worker.ref, { kind: 'run', task } satisfies TaskWorkerCast);
+      this.#pendingStart.set(id, task.leaseToken);
+      started++;
     }
-    this.pool.counts.running = this.#inFlight.size;
-    this.#telemetry?.inFlight.set(options.queue, this.#inFlight.size);
-    // A settle that lands first walks the task through START itself; a late markRunning then finds nothing.
-    queue.markRunning(options.queue, tasks.map((task) => ({ id: task.envelope.id, leaseToken: task.leaseToken }))).catch((error: unknown) => {
-      this.ctx.log.warn({ event: 'task.mark_running_failed', queue: options.queue, err: error }, 'task markRunning failed');
-    });
+    if (started > 0) {
+      this.#startTimer ??= setTimeout(() => this.#markStarted(), MARK_RUNNING_AFTER_MS);
+      this.pool.counts.running = this.#inFlight.size;
+      this.#telemetry?.inFlight.set(options.queue, this.#inFlight.size);
+    }
+    if (this.#buffer.length < Math.ceil(options.batch / 2)) this.#wake?.();
   }
 
   /** Waits for a worker to free up, a shared slot to be released, or `ms`. */
@@ -234,12 +263,13 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     }
     if (now - this.#infoAt >= INFO_INTERVAL_MS) {
       this.#infoAt = now;
-      await queue.queueInfo(options.queue);
+      const info = await queue.queueInfo(options.queue);
+      this.pool.info = { depth: info.depth, deadLetters: info.deadLetters };
     }
   }
 
   async #renew(): Promise<void> {
-    const held = [...this.#inFlight.values()].map((flight) => ({ id: flight.task.envelope.id, leaseToken: flight.task.leaseToken }));
+    const held = [...this.#inFlight.values()].map((flight) => flight.task).concat(this.#buffer).map((task) => ({ id: task.envelope.id, leaseToken: task.leaseToken }));
     if (held.length === 0) return;
     let lost: string[];
     try {
@@ -248,6 +278,8 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       this.ctx.log.warn({ event: 'task.heartbeat_failed', queue: this.pool.options.queue, err: error }, 'task heartbeat failed');
       return;
     }
+    const gone = new Set(lost);
+    this.#buffer = this.#buffer.filter((task) => !gone.has(task.envelope.id));
     for (const id of lost) {
       const flight = this.#inFlight.get(id);
       if (flight === undefined) continue;
@@ -265,6 +297,9 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     this.#stopping.abort();
     this.#wake?.();
     await this.#loop;
+    this.#offGlobal?.();
+    // Never started: given back at once, so another instance can take them while this one drains.
+    for (const task of this.#buffer.splice(0)) this.#settler.push({ id: task.envelope.id, leaseToken: task.leaseToken, outcome: { kind: 'released' } });
     const deadline = Date.now() + this.pool.drainMs;
     while (this.#inFlight.size > 0 && Date.now() < deadline) {
       await new Promise<void>((resolve) => {
@@ -276,29 +311,15 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       });
     }
     clearInterval(this.#heartbeat);
+    clearTimeout(this.#startTimer);
     for (const flight of [...this.#inFlight.values()]) {
       const worker = this.#workers.get(flight.worker);
       if (worker !== undefined) GenServer.cast(this.ctx.system, worker.ref, { kind: 'abort', id: flight.task.envelope.id, reason: 'shutdown deadline' } satisfies TaskWorkerCast);
       this.#finish(flight, { kind: 'released' });
     }
-    const flushed = (async () => {
-      while (this.#flushing !== undefined) await this.#flushing;
-    })();
-    await Promise.race([flushed, sleep(FINAL_FLUSH_MS)]);
+    await Promise.race([Promise.all([this.#settler.drain(), this.#starter.drain()]), sleep(FINAL_FLUSH_MS)]);
     this.pool.listener = undefined;
     if (this.pool.fetcher?.equals(this.self) === true) this.pool.fetcher = undefined;
     this.#telemetry?.inFlight.set(this.pool.options.queue, 0);
   }
-}
-
-/** A worker's report as a settlement outcome (R7-6 failure reasons). */
-function outcomeOf(report: Extract<TaskWorkerReport, { kind: 'task-done' }>, task: LeasedTask): TaskOutcome {
-  if (report.ok) return { kind: 'succeeded' };
-  const error = report.error;
-  const detail = describeFailure(error);
-  if (error instanceof PermanentTaskFailure) return { kind: 'failed', reason: 'permanent', permanent: true, detail };
-  if (error instanceof TaskHardTimeout) return { kind: 'failed', reason: 'hard-timeout', detail };
-  // The executor aborted the signal at the soft timeout and the handler then failed.
-  if (report.elapsedMs >= task.envelope.timeout_soft_ms) return { kind: 'failed', reason: 'soft-timeout', detail };
-  return { kind: 'failed', reason: 'error', detail };
 }

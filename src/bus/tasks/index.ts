@@ -24,6 +24,6 @@ export { resolveQueueConfig, TASK_QUEUE_LIMITS, type ResolvedTaskQueueConfig } f
 export { TaskMetrics, TaskTelemetry, taskMetrics } from './metrics.js';
 export { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
 export { TASK_WORKER_DEFAULTS, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
-export { startTaskWorkers, taskWorkerGroups, taskWorkersChild, TaskWorkerPool } from './workers.js';
+export { startTaskWorkers, taskPoolsProvider, taskWorkerGroups, taskWorkersChild, TaskWorkerPool } from './workers.js';
 export { TASK_POOL_BEHAVIOUR, TaskFetcherServer, TaskSpanName } from './fetcher.js';
 export { TASK_WORKER_BEHAVIOUR, TaskWorkerServer, type TaskWorkerCast, type TaskWorkerReport } from './worker.js';

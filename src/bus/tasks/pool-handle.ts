@@ -70,6 +70,8 @@ export class TaskPoolHandle {
   /** Set by `stop(deadline)` before the pool supervisor is stopped. */
   drainMs: number;
   readonly counts = { running: 0, succeeded: 0, failed: 0 };
+  /** The queue at the fetcher's last look. */
+  info: { readonly depth: number; readonly deadLetters: number } | undefined;
   workerCount = 0;
 
   constructor(
@@ -88,6 +90,7 @@ export class TaskPoolHandle {
   }
 
   stats(): TaskWorkersStats {
-    return { queue: this.options.queue, workers: this.workerCount, running: this.counts.running, succeeded: this.counts.succeeded, failed: this.counts.failed };
+    const stats = { queue: this.options.queue, workers: this.workerCount, running: this.counts.running, succeeded: this.counts.succeeded, failed: this.counts.failed };
+    return this.info === undefined ? stats : { ...stats, depth: this.info.depth, deadLetters: this.info.deadLetters };
   }
 }

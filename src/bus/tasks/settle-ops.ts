@@ -15,7 +15,7 @@ import type { TaskEventType, TaskState } from './lifecycle.js';
 import type { Change, OpsContext } from './lease-ops.js';
 import type { ResolvedTaskQueueConfig } from './queue-config.js';
 import { retryDelay } from './retry.js';
-import { DEAD_LETTERED, historyLine, LEASED, sqlStates, TAKEN, walk } from './transitions.js';
+import { DEAD_LETTERED, historyLine, LEASED, sqlStates, SUCCEEDED, TAKEN, walk } from './transitions.js';
 
 export interface SettleContext extends OpsContext {
   readonly random: () => number;
@@ -116,6 +116,34 @@ export async function settleRows(
 }
 
 const RUNNING_STATE: TaskState = 'running';
+
+/**
+ * The hot path: acks alone, one UPDATE per 500 with no transaction around it. `prev_state` keeps
+ * the state each row left (as in the lease statement), and the steps are then walked through the
+ * table for every row the UPDATE changed. A stale token or a state that is not taken matches no row.
+ */
+export async function ackRows(db: Queryable, c: OpsContext, queue: string, acks: readonly { id: string; leaseToken: number }[], now: number): Promise<Change[]> {
+  const changes: Change[] = [];
+  for (let i = 0; i < acks.length; i += 500) {
+    const part = acks.slice(i, i + 500);
+    const pairs = part.map((_, k) => `($${5 + 2 * k}::text, $${6 + 2 * k}::int8)`).join(', ');
+    const { rows } = await db.query(
+      c.sql(`UPDATE ${c.tables.tasks} SET prev_state = state, state = '${SUCCEEDED}', lease_until = NULL, finished_at = $2::int8,
+        history = history || (CASE WHEN state = '${LEASED}' THEN $3::text ELSE '' END) || $4::text
+        WHERE queue = $1::text AND state IN ${sqlStates(TAKEN)} AND (id, lease_token) IN (VALUES ${pairs}) RETURNING id, prev_state, attempts, max_retries`),
+      [queue, now, historyLine(now, RUNNING_STATE), historyLine(now, SUCCEEDED), ...part.flatMap((ack) => [ack.id, ack.leaseToken])],
+    );
+    for (const row of rows) {
+      const from = String(row.prev_state) as TaskState;
+      let state = from;
+      for (const step of walk(from, from === LEASED ? ['START', 'SUCCEED'] : ['SUCCEED'], toNumber(row.attempts), toNumber(row.max_retries)).steps) {
+        changes.push({ queue, id: String(row.id), from: state, to: step.state });
+        state = step.state;
+      }
+    }
+  }
+  return changes;
+}
 
 /** Acks (same values but the id) in one UPDATE per 500; the rest one UPDATE each. */
 async function writeRows(tx: Queryable, c: OpsContext, writes: readonly RowWrite[]): Promise<void> {

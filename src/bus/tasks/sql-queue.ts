@@ -37,7 +37,7 @@ import type { TaskState } from './lifecycle.js';
 import { TaskTelemetry } from './metrics.js';
 import { checkQueueName, resolveQueueConfig, TASK_QUEUE_LIMITS, whole, type ResolvedTaskQueueConfig } from './queue-config.js';
 import { checkTaskPrefix, createTaskTables, DEFAULT_TASK_PREFIX, taskTablesOf, type TaskTables } from './schema.js';
-import { enforceDeadLetterCaps, expireRows, settleRows, type SettleContext, type SettleResult } from './settle-ops.js';
+import { ackRows, enforceDeadLetterCaps, expireRows, settleRows, type SettleContext, type SettleResult } from './settle-ops.js';
 
 export interface SqlTaskQueueOptions {
   /** Table prefix (default `molo_task`); several queues stores may share a database under different prefixes. */
@@ -55,8 +55,6 @@ export interface SqlTaskQueueOptions {
   readonly enqueueBatch?: number;
   /** Succeeded and cancelled tasks stay readable this long before the sweep deletes them (default 1 h; 0..7 days). */
   readonly completedRetainMs?: number;
-  /** A waiting worker pool looks again this often without a wake-up (default 1,000 ms). */
-  readonly pollIntervalMs?: number;
   /** Close the database on `close()` (set when the queue opened it). */
   readonly ownsDatabase?: boolean;
 }
@@ -263,14 +261,17 @@ export class SqlTaskQueue implements TaskQueue {
     if (settlements.length === 0) return;
     if (settlements.length > TASK_QUEUE_LIMITS.maxBatch) throw new InvalidBusOption('tasks.maxBatch', `settle takes at most ${TASK_QUEUE_LIMITS.maxBatch} tasks`);
     const now = this.#now();
-    const released = settlements.some((s) => s.outcome.kind === 'released');
+    const acks = settlements.filter((s) => s.outcome.kind === 'succeeded');
+    const rest = acks.length === settlements.length ? [] : settlements.filter((s) => s.outcome.kind !== 'succeeded');
+    if (acks.length > 0) this.#report(await ackRows(this.#db, this.#ops, queue, acks, now));
+    if (rest.length === 0) return;
     const [result, evicted] = await this.#db.transaction(async (tx) => {
-      const settled = await settleRows(tx, this.#ops, queue, config, settlements, now);
+      const settled = await settleRows(tx, this.#ops, queue, config, rest, now);
       return [settled, await this.#enforceCaps(tx, settled, now)] as const;
     });
     this.#report(result.changes);
     for (const { queue: q, id, cause } of evicted) this.telemetry.evicted(q, id, cause);
-    if (released) this.#wake(queue);
+    if (rest.some((s) => s.outcome.kind === 'released')) this.#wake(queue);
   }
 
   async expireLeases(queue?: string): Promise<number> {

@@ -33,6 +33,7 @@ export const STARTABLE = statesWith('START');
 export const LEASED = soleTarget('LEASE');
 export const RUNNING = soleTarget('START');
 export const DEAD_LETTERED = soleTarget('DEAD_LETTER');
+export const SUCCEEDED = soleTarget('SUCCEED');
 export const REDRIVEN = soleTarget('REDRIVE');
 export const REDRIVABLE = statesWith('REDRIVE');
 /** What `maxDepth` bounds: states from which a task can still run. */

@@ -15,7 +15,7 @@ import { GenServer, Supervisor, worker, type ChildSpec, type SupervisorSpec } fr
 import { InvalidBusOption } from '../errors.js';
 import type { TaskQueue, TaskWorkers, TaskWorkersOptions, TaskWorkersStats } from './api.js';
 import { TaskQueueClosed } from './errors.js';
-import { TaskFetcherServer } from './fetcher.js';
+import { TASK_POOL_BEHAVIOUR, TaskFetcherServer } from './fetcher.js';
 import { resolveWorkersOptions, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
 import { TaskWorkerServer } from './worker.js';
 
@@ -97,6 +97,15 @@ export async function startTaskWorkers(system: ActorRuntime, queue: TaskQueue, o
   const handle = new TaskPoolHandle(queue, resolveWorkersOptions(options));
   const supervisor = await Supervisor.start(system, poolSpec(handle));
   return new StartedTaskWorkers(system, supervisor, handle);
+}
+
+/**
+ * The admin tree's view of worker pools: a snapshot provider (the shape of the admin layer's
+ * `SnapshotProvider`, which the bus may not import) that puts each pool's fetcher, with its
+ * queue's depth, dead letters and the pool's counts, in `sections.tasks`.
+ */
+export function taskPoolsProvider(): { readonly behaviour: string; readonly section: string; describe(system: ActorRuntime, ref: Ref): Promise<TaskWorkersStats>; readonly descend: boolean } {
+  return { behaviour: TASK_POOL_BEHAVIOUR, section: 'tasks', describe: (system, ref) => TaskWorkerPool.status(system, ref), descend: false };
 }
 
 export const TaskWorkerPool = {

@@ -209,11 +209,11 @@ for (const backend of TASK_BACKENDS) {
                       ? ({ kind: 'succeeded' } as const)
                       : step.kind === 'release'
                         ? ({ kind: 'released' } as const)
-                        : ({ kind: 'failed', reason: step.permanent ? 'permanent' : 'error', permanent: step.permanent } as const);
+                        : ({ kind: 'failed', reason: 'permanent' in step && step.permanent ? 'permanent' : 'error', permanent: 'permanent' in step && step.permanent } as const);
                   await queue.settle('q', [{ id: task.envelope.id, leaseToken: task.leaseToken, outcome }]);
                   const entry = model.tasks.get(task.envelope.id);
                   if (entry === undefined || !model.taken(entry, task.leaseToken)) break;
-                  if (step.kind === 'fail') model.fail(entry, step.permanent);
+                  if (step.kind === 'fail') model.fail(entry, 'permanent' in step && step.permanent);
                   else if (step.kind === 'release') {
                     model.send(entry, 'RELEASE');
                     entry.runAfter = model.now;

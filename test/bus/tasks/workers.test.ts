@@ -32,7 +32,7 @@ for (const backend of TASK_BACKENDS) {
     it('V7-3: fails twice then succeeds: attempts 2, backoff delays within 20 % of the schedule', async () => {
       const system = testSystem();
       const queue = await backend.open(undefined, { random: () => 0.5 });
-      const retry = { baseMs: 400, jitterMs: 100, capMs: 10_000 };
+      const retry = { baseMs: 1_000, jitterMs: 100, capMs: 10_000 };
       await queue.createQueue('q', { retry });
       const starts: number[] = [];
       const handlers: TaskHandlers = {
