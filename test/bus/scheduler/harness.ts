@@ -4,7 +4,7 @@
  * own system). `step` advances the clock one tick and waits for the scheduler and its lease to
  * settle, as a real second would let them.
  */
-import { SimulatedClock, type ActorSystem } from '../../../src/actors/index.js';
+import { SimulatedClock, type ActorSystem, type ActorSystemOptions } from '../../../src/actors/index.js';
 import { LeaderLease, openScheduler, type Scheduler, type SchedulerOptions, type SchedulerStatus, type SqlTaskQueue } from '../../../src/bus/index.js';
 import { openKv, type SqlKvStore } from '../../../src/data/kv/index.js';
 import { eventuallyAsync } from '../../data/kv/stores.js';
@@ -29,9 +29,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function harness(backend: TaskBackendCase, options: Partial<SchedulerOptions> = {}): Promise<Harness> {
+export async function harness(backend: TaskBackendCase, options: Partial<SchedulerOptions> = {}, systemOptions: Pick<ActorSystemOptions, 'logger'> = {}): Promise<Harness> {
   const clock = new SimulatedClock(0, Date.UTC(2026, 0, 1));
-  const system = testSystem({ node: 'sched', clock });
+  const system = testSystem({ node: 'sched', clock, ...systemOptions });
   const queue = await backend.open(clock);
   await queue.createQueue('q');
   const stores: SqlKvStore[] = [];
