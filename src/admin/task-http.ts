@@ -8,7 +8,7 @@ import type { TaskQueue } from '../bus/tasks/api.js';
 import { serveAdmitted, type AdmissionCounter } from './admission.js';
 import { AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
-import { matchTaskRoute, serveTaskRoute, taskErrorStatus, type TaskRoute } from './task-routes.js';
+import { matchTaskRoute, serveTaskRoute, TASK_ERROR_STATUS, type TaskRoute } from './task-routes.js';
 
 export interface TaskHttpSettings {
   readonly tasks: TaskQueue;
@@ -43,7 +43,7 @@ export async function serveTasks(
     } catch (error) {
       // A body left unread past the cap: the connection cannot be reused.
       if (error instanceof AdminBodyTooLarge) response.setHeader('connection', 'close');
-      sendJson(response, taskErrorStatus(error) ?? statusFor(error), errorBody(error));
+      sendJson(response, statusFor(error, TASK_ERROR_STATUS), errorBody(error));
     }
   });
 }

@@ -14,7 +14,6 @@
  *   POST /tasks/:id/retry | /tasks/:id/cancel
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MoloError } from '../actors/index.js';
 import { BusErrorCode } from '../bus/errors.js';
 import type { TaskEnqueueOptions, TaskQueue } from '../bus/tasks/api.js';
 import type { TaskInput } from '../bus/tasks/envelope.js';
@@ -146,28 +145,17 @@ export async function serveTaskRoute(context: TaskRouteContext, route: TaskRoute
   }
 }
 
-/** HTTP status of a task error; undefined for errors that are not the queue's. */
-export function taskErrorStatus(error: unknown): number | undefined {
-  if (!(error instanceof MoloError)) return undefined;
-  switch (error.code) {
-    case BusErrorCode.TaskNotFound:
-    case BusErrorCode.TaskQueueNotFound:
-      return 404;
-    case BusErrorCode.InvalidTaskEnvelope:
-    case BusErrorCode.InvalidOption:
-      return 400;
-    case BusErrorCode.TaskPayloadTooLarge:
-      return 413;
-    case BusErrorCode.TaskStateConflict:
-      return 409;
-    case BusErrorCode.TaskQueueDepthExceeded:
-      return 429;
-    case BusErrorCode.TaskQueueClosed:
-      return 503;
-    default:
-      return undefined;
-  }
-}
+/** HTTP status of the queue's errors. */
+export const TASK_ERROR_STATUS: Readonly<Record<string, number>> = {
+  [BusErrorCode.TaskNotFound]: 404,
+  [BusErrorCode.TaskQueueNotFound]: 404,
+  [BusErrorCode.InvalidTaskEnvelope]: 400,
+  [BusErrorCode.InvalidOption]: 400,
+  [BusErrorCode.TaskPayloadTooLarge]: 413,
+  [BusErrorCode.TaskStateConflict]: 409,
+  [BusErrorCode.TaskQueueDepthExceeded]: 429,
+  [BusErrorCode.TaskQueueClosed]: 503,
+};
 
 function stateParam(url: URL): TaskState | undefined {
   const state = url.searchParams.get('state');
