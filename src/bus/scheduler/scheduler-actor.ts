@@ -15,36 +15,30 @@
  */
 import type { Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/gen-server.js';
-import type { Database } from '../../data/index.js';
 import type { KvStore } from '../../data/kv/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
-import { checkFence } from '../leases/fence.js';
+import { checkFence, createFenceTable } from '../leases/fence.js';
 import { StaleFencingToken } from '../leases/errors.js';
 import type { LeaseEvent } from '../leases/events.js';
 import { LeaderLease } from '../leases/leader-lease.js';
-import type { TaskQueue } from '../tasks/api.js';
 import { scheduleOf, type ScheduleEntry } from './entry.js';
 import type { SchedulerCounts } from './metrics.js';
 import { decideFires } from './missed-fires.js';
-import type { ScheduleStore } from './store.js';
+import type { ResolvedSchedulerOptions } from './options.js';
 
 export const SchedulerSpanName = {
   /** One fire: its transaction (fence, next-fire update, enqueue). */
   fire: 'molo.scheduler.fire',
 } as const;
 
-export interface SchedulerActorConfig {
-  readonly name: string;
-  readonly holder: string;
-  readonly db: Database;
-  readonly queue: TaskQueue;
-  readonly store: ScheduleStore;
+export interface SchedulerActorConfig extends ResolvedSchedulerOptions {
   readonly leaseStore: KvStore;
-  readonly lease: { readonly ttlMs?: number; readonly renewEveryMs?: number; readonly safetyMarginMs?: number };
-  readonly tickMs: number;
-  readonly batch: number;
-  readonly misfireGraceMs: number;
   readonly counts: SchedulerCounts;
+}
+
+/** The name a scheduler actor registers under: one scheduler of a name per actor system. */
+export function schedulerServerName(name: string): string {
+  return `molo.scheduler.${name}`;
 }
 
 export type SchedulerCall = { readonly type: 'status' };
@@ -96,7 +90,11 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
   override async init(): Promise<void> {
     const self = this.self;
     const system = this.ctx.system;
-    const { leaseStore, name, holder, lease } = this.#config;
+    const { leaseStore, name, holder, lease, store, db } = this.#config;
+    this.ctx.register(schedulerServerName(name));
+    // Idempotent, so a supervised scheduler needs no setup step of its own.
+    await store.create();
+    await createFenceTable(db);
     // onEvent runs in the lease actor: it only forwards, so no event is missed between start and subscribe.
     this.#lease = await GenServer.start(system, () => new LeaderLease({ store: leaseStore, name, holder, ...lease, onEvent: (event) => system.send(self, new LeaseChanged(event)) }), {
       link: self,

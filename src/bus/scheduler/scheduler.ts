@@ -4,15 +4,10 @@
  * table, leader or not), and the one leading scheduler actor of the deployment fires what is due
  * (see scheduler-actor.ts for the fencing).
  */
-import { randomUUID } from 'node:crypto';
-import type { Registry } from 'prom-client';
 import type { ActorSystem, Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/gen-server.js';
-import type { Database } from '../../data/index.js';
-import { openKv, type KvStore, type SqlKvStore } from '../../data/kv/index.js';
-import { InvalidBusOption } from '../errors.js';
+import { openKv, type SqlKvStore } from '../../data/kv/index.js';
 import { createFenceTable } from '../leases/fence.js';
-import type { TaskQueue } from '../tasks/api.js';
 import {
   checkQueueName,
   checkScheduleId,
@@ -25,33 +20,9 @@ import {
 } from './entry.js';
 import { InvalidSchedule, ScheduleExists, ScheduleLimitReached, ScheduleNotFound, SchedulerClosed } from './errors.js';
 import { emptySchedulerCounts, schedulerMetrics } from './metrics.js';
-import { firstDue, SCHEDULER_DEFAULTS } from './schedule.js';
-import { SchedulerServer, type SchedulerStatus } from './scheduler-actor.js';
-import { DEFAULT_SCHEDULE_TABLE, ScheduleStore } from './store.js';
-
-export interface SchedulerOptions {
-  /** The task queue's database: a fire's enqueue and its bookkeeping commit in one transaction on it. */
-  readonly db: Database;
-  readonly queue: TaskQueue;
-  /** The scheduler's name: its lease (`molo:lease:<name>`) and fence key. Default `scheduler`. */
-  readonly name?: string;
-  /** Where the lease lives (a SQL KV store shared by the deployment); default a store on `db` (table `molo_scheduler_lease`). */
-  readonly leaseStore?: KvStore;
-  /** Lease timings (S7-5 defaults: 10 s TTL, 3 s renewal; see LeaderLeaseOptions). */
-  readonly lease?: { readonly holder?: string; readonly ttlMs?: number; readonly renewEveryMs?: number; readonly safetyMarginMs?: number };
-  /** Default 1,000 ms (S7-5); 100..60,000. */
-  readonly tickMs?: number;
-  /** Due entries fired per tick at most (default 100, at most 1,000); the rest on the next tick. */
-  readonly batch?: number;
-  /** Entries the table may hold (default 10,000, at most 100,000). */
-  readonly maxSchedules?: number;
-  /** A fire seen this late is still on time (default 5,000 ms; 0..3,600,000). */
-  readonly misfireGraceMs?: number;
-  /** Default `molo_schedules`. */
-  readonly table?: string;
-  /** Prometheus registry for the scheduler metrics; none: no metrics. */
-  readonly metrics?: Registry;
-}
+import { firstDue } from './schedule.js';
+import { SchedulerServer, schedulerServerName, type SchedulerStatus } from './scheduler-actor.js';
+import { resolveSchedulerOptions, SCHEDULER_CAPS, whole, type ResolvedSchedulerOptions, type SchedulerOptions } from './options.js';
 
 export interface ScheduleListOptions {
   /** Default 100, at most 1,000. */
@@ -60,68 +31,42 @@ export interface ScheduleListOptions {
   readonly after?: string;
 }
 
-export const SCHEDULER_CAPS = Object.freeze({ maxSchedules: 100_000, maxBatch: 1_000, maxList: 1_000 });
-
 export class Scheduler {
   #closed = false;
 
   private constructor(
     readonly name: string,
-    /** The scheduler actor. */
-    readonly ref: Ref,
+    /** The scheduler actor this handle started, or undefined (`start: false`: one runs elsewhere, say under a supervisor). */
+    readonly ref: Ref | undefined,
     private readonly system: ActorSystem,
-    private readonly db: Database,
-    private readonly queue: TaskQueue,
-    private readonly store: ScheduleStore,
-    private readonly maxSchedules: number,
+    private readonly config: ResolvedSchedulerOptions,
     private readonly ownLeaseStore: SqlKvStore | undefined,
     private readonly release: () => void,
   ) {}
 
-  /** Creates the tables if missing and starts the scheduler actor (a follower until its lease is won). */
-  static async open(system: ActorSystem, options: SchedulerOptions): Promise<Scheduler> {
-    if (options === null || typeof options !== 'object') throw new InvalidBusOption('scheduler', 'must be an object');
-    const { db, queue } = options;
-    if (typeof db?.transaction !== 'function') throw new InvalidBusOption('scheduler.db', 'must be a Database');
-    if (typeof queue?.enqueue !== 'function') throw new InvalidBusOption('scheduler.queue', 'must be a TaskQueue');
-    const name = options.name ?? 'scheduler';
-    if (typeof name !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(name)) throw new InvalidBusOption('scheduler.name', 'must be 1..128 characters of A-Z a-z 0-9 _ . : -');
-    const tickMs = whole('scheduler.tickMs', options.tickMs ?? SCHEDULER_DEFAULTS.tickMs, 100, 60_000);
-    const batch = whole('scheduler.batch', options.batch ?? 100, 1, SCHEDULER_CAPS.maxBatch);
-    const maxSchedules = whole('scheduler.maxSchedules', options.maxSchedules ?? 10_000, 1, SCHEDULER_CAPS.maxSchedules);
-    const misfireGraceMs = whole('scheduler.misfireGraceMs', options.misfireGraceMs ?? SCHEDULER_DEFAULTS.misfireGraceMs, 0, 3_600_000);
-    const store = new ScheduleStore(db, options.table ?? DEFAULT_SCHEDULE_TABLE);
-    await store.create();
-    await createFenceTable(db);
-    const ownLeaseStore = options.leaseStore === undefined ? await openKv(db, { clock: system.clock, table: 'molo_scheduler_lease' }) : undefined;
+  /**
+   * Creates the tables if missing and starts the scheduler actor (a follower until its lease is
+   * won). With `start: false`, only the handle: add, update, remove, get and list work on the
+   * table, and `status` asks the scheduler of this name running in `system` (see schedulerChild).
+   */
+  static async open(system: ActorSystem, options: SchedulerOptions & { readonly start?: boolean }): Promise<Scheduler> {
+    const config = resolveSchedulerOptions(options);
+    await config.store.create();
+    await createFenceTable(config.db);
+    if (options.start === false) return new Scheduler(config.name, undefined, system, config, undefined, () => undefined);
+    const ownLeaseStore = options.leaseStore === undefined ? await openKv(config.db, { clock: system.clock, table: 'molo_scheduler_lease' }) : undefined;
     const counts = emptySchedulerCounts();
     const metrics = schedulerMetrics(options.metrics);
-    metrics?.add(name, counts);
+    metrics?.add(config.name, counts);
     let ref: Ref;
     try {
-      ref = await GenServer.start(
-        system,
-        () =>
-          new SchedulerServer({
-            name,
-            holder: options.lease?.holder ?? randomUUID(),
-            db,
-            queue,
-            store,
-            leaseStore: options.leaseStore ?? ownLeaseStore!,
-            lease: { ttlMs: options.lease?.ttlMs, renewEveryMs: options.lease?.renewEveryMs, safetyMarginMs: options.lease?.safetyMarginMs },
-            tickMs,
-            batch,
-            misfireGraceMs,
-            counts,
-          }),
-      );
+      ref = await GenServer.start(system, () => new SchedulerServer({ ...config, leaseStore: options.leaseStore ?? ownLeaseStore!, counts }));
     } catch (error) {
-      metrics?.remove(name, counts);
+      metrics?.remove(config.name, counts);
       await ownLeaseStore?.close();
       throw error;
     }
-    return new Scheduler(name, ref, system, db, queue, store, maxSchedules, ownLeaseStore, () => metrics?.remove(name, counts));
+    return new Scheduler(config.name, ref, system, config, ownLeaseStore, () => metrics?.remove(config.name, counts));
   }
 
   /** Adds an entry; resolves with it (its first fire computed from the clock). */
@@ -134,11 +79,12 @@ export class Scheduler {
     const now = this.#now();
     const { schedule, stored } = resolveSchedule(input.schedule, now);
     // The queue must exist (TaskQueueNotFound otherwise): a typo fails here, not at every fire.
-    await this.queue.queueInfo(queueName);
+    await this.config.queue.queueInfo(queueName);
     const entry: ScheduleEntry = { id, queue: queueName, task, schedule: stored, nextFireAt: firstDue(schedule, this.system.clock), lastFireAt: null, createdAt: now, updatedAt: now };
-    await this.db.transaction(async (tx) => {
-      if ((await this.store.count(tx)) >= this.maxSchedules) throw new ScheduleLimitReached(this.maxSchedules);
-      if (!(await this.store.insert(tx, entry))) throw new ScheduleExists(id);
+    const { db, store, maxSchedules } = this.config;
+    await db.transaction(async (tx) => {
+      if ((await store.count(tx)) >= maxSchedules) throw new ScheduleLimitReached(maxSchedules);
+      if (!(await store.insert(tx, entry))) throw new ScheduleExists(id);
     });
     return entry;
   }
@@ -148,12 +94,12 @@ export class Scheduler {
     this.#checkOpen();
     checkScheduleId(id);
     if (patch === null || typeof patch !== 'object') throw new InvalidSchedule('patch', 'must be an object { queue?, task?, schedule? }');
-    const current = await this.store.get(id);
+    const current = await this.config.store.get(id);
     if (current === undefined) throw new ScheduleNotFound(id);
     const now = this.#now();
     const queueName = patch.queue === undefined ? current.queue : checkQueueName(patch.queue);
     const task = patch.task === undefined ? current.task : checkTask(patch.task);
-    if (patch.queue !== undefined) await this.queue.queueInfo(queueName);
+    if (patch.queue !== undefined) await this.config.queue.queueInfo(queueName);
     let { schedule, nextFireAt } = current;
     if (patch.schedule !== undefined) {
       const resolved = resolveSchedule(patch.schedule, now);
@@ -161,7 +107,7 @@ export class Scheduler {
       nextFireAt = firstDue(resolved.schedule, this.system.clock);
     }
     const entry: ScheduleEntry = { ...current, queue: queueName, task, schedule, nextFireAt, updatedAt: now };
-    if (!(await this.db.transaction((tx) => this.store.replace(tx, entry)))) throw new ScheduleNotFound(id);
+    if (!(await this.config.db.transaction((tx) => this.config.store.replace(tx, entry)))) throw new ScheduleNotFound(id);
     return entry;
   }
 
@@ -169,13 +115,13 @@ export class Scheduler {
   async remove(id: string): Promise<void> {
     this.#checkOpen();
     checkScheduleId(id);
-    if (!(await this.store.delete(id))) throw new ScheduleNotFound(id);
+    if (!(await this.config.store.delete(id))) throw new ScheduleNotFound(id);
   }
 
   async get(id: string): Promise<ScheduleEntry> {
     this.#checkOpen();
     checkScheduleId(id);
-    const entry = await this.store.get(id);
+    const entry = await this.config.store.get(id);
     if (entry === undefined) throw new ScheduleNotFound(id);
     return entry;
   }
@@ -183,24 +129,24 @@ export class Scheduler {
   async list(options: ScheduleListOptions = {}): Promise<ScheduleEntry[]> {
     this.#checkOpen();
     const limit = whole('list.limit', options.limit ?? 100, 1, SCHEDULER_CAPS.maxList);
-    return this.store.list(limit, options.after === undefined ? undefined : checkScheduleId(options.after));
+    return this.config.store.list(limit, options.after === undefined ? undefined : checkScheduleId(options.after));
   }
 
-  /** The actor's view: role, token, counts. */
+  /** The scheduler actor's view (role, token, counts); it answers between ticks. */
   async status(): Promise<SchedulerStatus> {
     this.#checkOpen();
-    return (await GenServer.call<SchedulerServer>(this.system, this.ref, { type: 'status' })) as SchedulerStatus;
+    return (await GenServer.call<SchedulerServer>(this.system, this.ref ?? schedulerServerName(this.name), { type: 'status' })) as SchedulerStatus;
   }
 
   get closed(): boolean {
     return this.#closed;
   }
 
-  /** Stops the actor (releasing the lease, so a follower takes over at once); later calls throw SchedulerClosed. */
+  /** Stops the actor this handle started (releasing the lease, so a follower takes over at once); later calls throw SchedulerClosed. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.system.isAlive(this.ref)) await GenServer.stop(this.system, this.ref, 'shutdown').catch(() => undefined);
+    if (this.ref !== undefined && this.system.isAlive(this.ref)) await GenServer.stop(this.system, this.ref, 'shutdown').catch(() => undefined);
     this.release();
     await this.ownLeaseStore?.close();
   }
@@ -215,11 +161,7 @@ export class Scheduler {
 }
 
 /** Opens the scheduler service; see {@link Scheduler.open}. */
-export function openScheduler(system: ActorSystem, options: SchedulerOptions): Promise<Scheduler> {
+export function openScheduler(system: ActorSystem, options: SchedulerOptions & { readonly start?: boolean }): Promise<Scheduler> {
   return Scheduler.open(system, options);
 }
 
-function whole(option: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) throw new InvalidBusOption(option, `must be an integer in ${min}..${max}, got ${String(value)}`);
-  return value;
-}
