@@ -13,7 +13,7 @@
  * Each fire also carries the idempotency key `schedule:<id>:<fire time>`, so two fires of one due
  * time can never make two tasks.
  */
-import type { Ref } from '../../actors/index.js';
+import { ExitMessage, type Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/gen-server.js';
 import type { KvStore } from '../../data/kv/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
@@ -127,6 +127,11 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
       if (this.#token === null) return;
       if (!this.#fenced) await this.#fenceIn();
       if (this.#fenced) await this.#fireDue();
+      return;
+    }
+    if (message instanceof ExitMessage) {
+      // Under a supervisor it traps exits: its lease dying (a crash) takes the scheduler down with it, to be restarted whole.
+      if (this.#lease !== undefined && message.from.equals(this.#lease)) this.stop(message.reason);
       return;
     }
     if (message instanceof LeaseChanged) {
