@@ -9,13 +9,19 @@ import { toNumber } from '../../data/kv/sql-backend.js';
 import type { TaskDeadLetter, TaskFailureReason, TaskListOptions, TaskQueueInfo, TaskRecord } from './api.js';
 import { InvalidBusOption } from '../errors.js';
 import { IllegalTaskTransition, TaskNotFound, TaskStateConflict } from './errors.js';
+import { ENVELOPE_COLUMNS, hydrate } from './envelope-store.js';
 import { envelopeOf, type Change, type OpsContext } from './lease-ops.js';
 import { TASK_STATES, type TaskEventType, type TaskState } from './lifecycle.js';
 import { whole, type ResolvedTaskQueueConfig } from './queue-config.js';
 import { enforceDeadLetterCaps } from './settle-ops.js';
 import { ACTIVE, DEAD_LETTERED, historyLine, parseHistory, REDRIVABLE, REDRIVEN, sqlStates, walk } from './transitions.js';
 
-const COLUMNS = 'id, queue, state, priority, run_after, lease_until, attempts, max_retries, envelope, history';
+/** History longer than this comes back from multi-row reads as NULL and is read on its own (see envelope-store.ts). */
+const RETURN_HISTORY_CHARS = 4 * 1024;
+const COLUMNS = `id, queue, state, priority, run_after, lease_until, attempts, max_retries, ${ENVELOPE_COLUMNS},
+  CASE WHEN length(history) <= ${RETURN_HISTORY_CHARS} THEN history END AS history`;
+/** Rows per read statement: 40 × 3 × (2 KiB + 4 KiB) stays inside the SQLite frame budget. */
+const ROWS_PER_PAGE = 40;
 /** A history past this many characters is restarted at a redrive, so a task redriven forever stays bounded. */
 const MAX_HISTORY_CHARS = 20_000;
 const SWEEP_BATCH = 5_000;
@@ -51,33 +57,60 @@ export class AdminOps {
   async get(id: string): Promise<TaskRecord | undefined> {
     if (typeof id !== 'string') return undefined;
     const { rows } = await this.db.query(this.c.sql(`SELECT ${COLUMNS} FROM ${this.c.tables.tasks} WHERE id = $1::text`), [id]);
+    await this.#hydrate(rows);
     return rows.length === 0 ? undefined : recordOf(rows[0]!);
   }
 
   async list(queue: string, options: TaskListOptions): Promise<TaskRecord[]> {
     const limit = whole('list.limit', options.limit, 100, 1, 1_000);
-    const values: (string | number)[] = [queue, limit];
-    let where = 'queue = $1::text';
-    if (options.state !== undefined) {
-      if (!TASK_STATES.includes(options.state)) throw new InvalidBusOption('list.state', `must be one of ${TASK_STATES.join(', ')}`);
-      values.push(options.state);
-      where += ` AND state = $${values.length}::text`;
-    }
-    if (options.after !== undefined) {
-      values.push(options.after);
-      where += ` AND id > $${values.length}::text`;
-    }
-    const { rows } = await this.db.query(this.c.sql(`SELECT ${COLUMNS} FROM ${this.c.tables.tasks} WHERE ${where} ORDER BY id LIMIT $2::int8`), values);
+    if (options.state !== undefined && !TASK_STATES.includes(options.state)) throw new InvalidBusOption('list.state', `must be one of ${TASK_STATES.join(', ')}`);
+    const rows = await this.#pages(limit, options.after, (after, page) => {
+      const values: (string | number)[] = [queue, page, after];
+      let where = 'queue = $1::text AND id > $3::text';
+      if (options.state !== undefined) {
+        values.push(options.state);
+        where += ' AND state = $4::text';
+      }
+      return this.db.query(this.c.sql(`SELECT ${COLUMNS} FROM ${this.c.tables.tasks} WHERE ${where} ORDER BY id LIMIT $2::int8`), values).then((r) => r.rows);
+    });
     return rows.map(recordOf);
+  }
+
+  /** Up to `limit` rows in pages of ROWS_PER_PAGE by id, hydrated. */
+  async #pages(limit: number, after: string | undefined, page: (after: string, size: number) => Promise<Row[]>): Promise<Row[]> {
+    const rows: Row[] = [];
+    let cursor = after ?? '';
+    while (rows.length < limit) {
+      const size = Math.min(ROWS_PER_PAGE, limit - rows.length);
+      const part = await page(cursor, size);
+      await this.#hydrate(part);
+      rows.push(...part);
+      if (part.length < size) break;
+      cursor = String(part.at(-1)!.id);
+    }
+    return rows;
+  }
+
+  /** Envelopes and histories too long for a multi-row reply, read row by row. */
+  async #hydrate(rows: readonly Row[]): Promise<void> {
+    await hydrate(this.db, this.c.tables, this.c.sql, rows);
+    for (const row of rows) {
+      if (row.history !== null && row.history !== undefined) continue;
+      const { rows: found } = await this.db.query(this.c.sql(`SELECT history FROM ${this.c.tables.tasks} WHERE id = $1::text`), [String(row.id)]);
+      (row as Record<string, unknown>).history = found[0]?.history ?? '';
+    }
   }
 
   async deadLetters(queue: string, options: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]> {
     const limit = whole('deadLetters.limit', options.limit, 100, 1, 1_000);
-    const after = options.after ?? '';
-    const { rows } = await this.db.query(
-      this.c.sql(`SELECT id, queue, attempts, envelope, reason, detail, finished_at FROM ${this.c.tables.tasks}
-        WHERE queue = $1::text AND state = '${DEAD_LETTERED}' AND id > $2::text ORDER BY id LIMIT $3::int8`),
-      [queue, after, limit],
+    const rows = await this.#pages(limit, options.after, (after, size) =>
+      this.db
+        .query(
+          this.c.sql(`SELECT id, queue, attempts, ${ENVELOPE_COLUMNS}, reason, detail, finished_at, '' AS history FROM ${this.c.tables.tasks}
+            WHERE queue = $1::text AND state = '${DEAD_LETTERED}' AND id > $2::text ORDER BY id LIMIT $3::int8`),
+          [queue, after, size],
+        )
+        .then((r) => r.rows),
     );
     return rows.map((row) => ({
       queue,
@@ -173,6 +206,8 @@ export class AdminOps {
       [now - completedRetainMs],
     );
     await this.db.query(this.c.sql(`DELETE FROM ${t.idem} WHERE expires_at <= $1::int8`), [now]);
+    // Chunks of envelopes whose task rows are gone (swept, evicted).
+    await this.db.query(`DELETE FROM ${t.chunks} WHERE task_id NOT IN (SELECT id FROM ${t.tasks})`);
     const evicted: { queue: string; id: string; cause: 'age' | 'count' }[] = [];
     const { rows } = await this.db.query(`SELECT name FROM ${t.queues} ORDER BY name`);
     for (const row of rows) {

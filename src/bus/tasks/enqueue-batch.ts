@@ -11,6 +11,7 @@ import type { EnqueueResult } from './api.js';
 import { checkPayload, checkQueueDepth, type TaskEnvelope } from './envelope.js';
 import { TaskQueueNotFound } from './errors.js';
 import type { ResolvedTaskQueueConfig } from './queue-config.js';
+import { CHARS_PER_INSERT, storedForm, writeChunks } from './envelope-store.js';
 import type { TaskTables } from './schema.js';
 import { ACTIVE, historyLine, sqlStates } from './transitions.js';
 
@@ -30,9 +31,8 @@ export interface EnqueueContext {
 /** The state a task is born in: the machine's initial state. */
 export const INITIAL_STATE = 'queued' as const;
 
-/** Rows per INSERT: the parameter cap (1,024) over 9 columns, and a byte budget so a statement stays small. */
+/** Rows per INSERT: the parameter cap (1,024) over 10 columns; CHARS_PER_INSERT bounds its size. */
 const ROWS_PER_INSERT = 100;
-const BYTES_PER_INSERT = 4 * 1024 * 1024;
 
 export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items: readonly EnqueueItem[], now: number): Promise<Outcome<EnqueueResult>[]> {
   const t = c.tables;
@@ -101,24 +101,27 @@ async function insertRows(tx: Queryable, c: EnqueueContext, rows: readonly Enque
   while (start < rows.length) {
     const values: (string | number)[] = [];
     const tuples: string[] = [];
-    let bytes = 0;
+    const chunked: { id: string; chunks: Buffer[] }[] = [];
+    let chars = 0;
     let end = start;
-    while (end < rows.length && end - start < ROWS_PER_INSERT && (end === start || bytes < BYTES_PER_INSERT)) {
+    while (end < rows.length && end - start < ROWS_PER_INSERT && (end === start || chars < CHARS_PER_INSERT)) {
       const { queue, envelope, priority } = rows[end]!;
-      const json = JSON.stringify(envelope);
-      bytes += json.length;
+      const stored = storedForm(JSON.stringify(envelope));
+      if (stored.chunks.length > 0) chunked.push({ id: envelope.id, chunks: stored.chunks });
+      chars += stored.inline.length;
       const runAfter = envelope.run_at === null ? now : Math.max(now, Date.parse(envelope.run_at));
       const n = values.length;
       tuples.push(
-        `($${n + 1}::text, $${n + 2}::text, $${n + 3}::text, '${INITIAL_STATE}', $${n + 4}::int8, $${n + 5}::int8, 0, $${n + 6}::int8, $${n + 7}::text, $${n + 8}::text)`,
+        `($${n + 1}::text, $${n + 2}::text, $${n + 3}::text, '${INITIAL_STATE}', $${n + 4}::int8, $${n + 5}::int8, 0, $${n + 6}::int8, $${n + 7}::text, $${n + 8}::text, $${n + 9}::int8)`,
       );
-      values.push(envelope.id, queue, envelope.name, priority, runAfter, envelope.max_retries, json, historyLine(now, INITIAL_STATE));
+      values.push(envelope.id, queue, envelope.name, priority, runAfter, envelope.max_retries, stored.inline, historyLine(now, INITIAL_STATE), stored.chunks.length);
       end++;
     }
     await tx.query(
-      c.sql(`INSERT INTO ${c.tables.tasks} (id, queue, name, state, priority, run_after, attempts, max_retries, envelope, history) VALUES ${tuples.join(', ')}`),
+      c.sql(`INSERT INTO ${c.tables.tasks} (id, queue, name, state, priority, run_after, attempts, max_retries, envelope, history, chunks) VALUES ${tuples.join(', ')}`),
       values,
     );
+    for (const { id, chunks } of chunked) await writeChunks(tx, c.tables, c.sql, id, chunks);
     start = end;
   }
 }

@@ -102,6 +102,8 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     const heartbeatMs = options.heartbeatMs ?? (configured === undefined ? 15_000 : (await configured.call(queue, options.queue)).heartbeatMs);
     this.#heartbeat = setInterval(() => void this.#renew(), heartbeatMs);
     this.#offGlobal = options.global?.onRelease(() => this.#dispatch());
+    // Killed (no terminate): the loop and timers must not outlive the actor and lease for nobody.
+    this.ctx.signal.addEventListener('abort', () => this.#halt(), { once: true });
     this.#loop = this.#run().catch((error: unknown) => {
       if (!this.#stopping.signal.aborted) this.ctx.send(this.self, { crash: error });
     });
@@ -143,8 +145,12 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     if (report.kind !== 'task-done') return;
     const entry = this.#workers.get(report.worker.toString());
     if (entry !== undefined) entry.busy = undefined;
-    const flight = this.#inFlight.get(report.id);
-    if (flight !== undefined && flight.task.leaseToken === report.leaseToken) this.#finish(flight, outcomeOf(report, flight.task));
+    const { task } = report;
+    const flight = this.#inFlight.get(task.envelope.id);
+    if (flight !== undefined && flight.task.leaseToken === task.leaseToken) this.#finish(flight, outcomeOf(report, task));
+    // Handed out by an earlier fetcher of this pool (it crashed): settled all the same. A lease
+    // that moved on in the meantime (cancelled, expired, released) makes the store skip it.
+    else if (flight === undefined && !this.#stopping.signal.aborted) this.#settler.push({ id: task.envelope.id, leaseToken: task.leaseToken, outcome: outcomeOf(report, task) });
     this.#wake?.();
   }
 
@@ -291,6 +297,14 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       const worker = this.#workers.get(flight.worker);
       if (worker !== undefined) GenServer.cast(this.ctx.system, worker.ref, { kind: 'abort', id, reason: 'task cancelled or its lease was lost' } satisfies TaskWorkerCast);
     }
+  }
+
+  #halt(): void {
+    this.#stopping.abort();
+    this.#wake?.();
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#startTimer);
+    this.#offGlobal?.();
   }
 
   override async terminate(): Promise<void> {

@@ -3,7 +3,8 @@
  * `FOR UPDATE SKIP LOCKED` on Postgres so competing leasers never get the same row, RETURNING what
  * the worker needs); `markRunning` and `heartbeat` are one statement per 500 tasks.
  */
-import type { Queryable } from '../../data/index.js';
+import type { Queryable, Row } from '../../data/index.js';
+import { ENVELOPE_COLUMNS, hydrate, ROWS_PER_READ } from './envelope-store.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import type { LeasedTask } from './api.js';
 import type { TaskEnvelope } from './envelope.js';
@@ -49,12 +50,20 @@ export async function leaseTasks(
   // SET expressions read the row as it was, so prev_state keeps the state the lease took it from.
   const set = `SET prev_state = state, state = '${LEASED}', lease_token = lease_token + 1, lease_until = $2::int8,
     history = history || (CASE WHEN state IN ${sqlStates(RETRY_DUE)} THEN $3::text ELSE '' END) || $4::text`;
-  const returning = 'RETURNING id, prev_state, priority, lease_token, attempts, max_retries, envelope';
   const text =
     c.backend === 'postgres'
-      ? `WITH picked AS (${pick}) UPDATE ${t.tasks} AS t ${set} FROM picked WHERE t.id = picked.id ${returning.replace(/(\w+)(,|$)/g, 't.$1$2')}`
-      : `UPDATE ${t.tasks} ${set} WHERE id IN (${pick}) ${returning}`;
-  const { rows } = await db.query(c.sql(text), [queue, now + leaseMs, historyLine(now, 'queued'), historyLine(now, LEASED), now, max, ...(names ?? [])]);
+      ? `WITH picked AS (${pick}) UPDATE ${t.tasks} AS t ${set} FROM picked WHERE t.id = picked.id
+        RETURNING t.id, t.prev_state, t.priority, t.lease_token, t.attempts, t.max_retries, ${ENVELOPE_COLUMNS}`
+      : `UPDATE ${t.tasks} ${set} WHERE id IN (${pick}) RETURNING id, prev_state, priority, lease_token, attempts, max_retries, ${ENVELOPE_COLUMNS}`;
+  const rows: Row[] = [];
+  // Statements of ROWS_PER_READ rows at most, so a reply with envelopes stays inside the SQLite frame budget.
+  while (rows.length < max) {
+    const want = Math.min(ROWS_PER_READ, max - rows.length);
+    const result = await db.query(c.sql(text), [queue, now + leaseMs, historyLine(now, 'queued'), historyLine(now, LEASED), now, want, ...(names ?? [])]);
+    rows.push(...result.rows);
+    if (result.rows.length < want) break;
+  }
+  await hydrate(db, t, c.sql, rows);
   const changes: Change[] = [];
   const tasks: LeasedTask[] = [];
   for (const row of rows) {

@@ -5,14 +5,14 @@
  */
 import type { Ref } from '../../actors/index.js';
 import { InvalidBusOption } from '../errors.js';
-import type { ExecutorSpec, TaskQueue, TaskWorkersOptions, TaskWorkersStats } from './api.js';
+import type { ExecutorSpec, LeasedTask, TaskQueue, TaskWorkersOptions, TaskWorkersStats } from './api.js';
 import { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
 import { checkQueueName, whole } from './queue-config.js';
 
 /** What a worker tells the fetcher. */
 export type TaskWorkerReport =
   | { readonly kind: 'task-worker-join'; readonly worker: Ref }
-  | { readonly kind: 'task-done'; readonly worker: Ref; readonly id: string; readonly leaseToken: number; readonly ok: boolean; readonly error?: unknown; readonly elapsedMs: number };
+  | { readonly kind: 'task-done'; readonly worker: Ref; readonly task: LeasedTask; readonly ok: boolean; readonly error?: unknown; readonly elapsedMs: number };
 
 export const TASK_WORKER_LIMITS = Object.freeze({
   /** S7-10: workers per group (one pool is one group). */

@@ -11,6 +11,7 @@
  *   trimmed to the last 50 entries on read. `prev_state` is set by the lease statement so one
  *   UPDATE ... RETURNING tells which rows it took out of `failed-retryable`.
  * - `<p>_idem`: idempotency keys with their expiry (24 h), per queue.
+ * - `<p>_chunks`: envelopes too long for their row, in pieces (see envelope-store.ts).
  */
 import type { Database } from '../../data/index.js';
 import { InvalidBusOption } from '../errors.js';
@@ -19,6 +20,7 @@ export interface TaskTables {
   readonly queues: string;
   readonly tasks: string;
   readonly idem: string;
+  readonly chunks: string;
 }
 
 export const DEFAULT_TASK_PREFIX = 'molo_task';
@@ -31,7 +33,7 @@ export function checkTaskPrefix(prefix: unknown): string {
 }
 
 export function taskTablesOf(prefix: string): TaskTables {
-  return { queues: `${prefix}_queues`, tasks: `${prefix}_tasks`, idem: `${prefix}_idem` };
+  return { queues: `${prefix}_queues`, tasks: `${prefix}_tasks`, idem: `${prefix}_idem`, chunks: `${prefix}_chunks` };
 }
 
 function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
@@ -43,7 +45,8 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
     `CREATE TABLE IF NOT EXISTS ${t.tasks} (id text PRIMARY KEY, queue text NOT NULL, name text NOT NULL, state text NOT NULL,
       prev_state text, priority ${int} NOT NULL, run_after ${int} NOT NULL, lease_until ${int}, lease_token ${int} NOT NULL DEFAULT 0,
       attempts ${int} NOT NULL, max_retries ${int} NOT NULL, envelope text NOT NULL, history text NOT NULL,
-      reason text, detail text, finished_at ${int})`,
+      reason text, detail text, finished_at ${int}, chunks ${int} NOT NULL DEFAULT 0)`,
+    `CREATE TABLE IF NOT EXISTS ${t.chunks} (task_id text NOT NULL, idx ${int} NOT NULL, bytes ${pg ? 'bytea' : 'BLOB'} NOT NULL, PRIMARY KEY (task_id, idx))${noRowid}`,
     // Leasing: the ready rows of a queue in lease order.
     `CREATE INDEX IF NOT EXISTS ${t.tasks}_ready ON ${t.tasks} (queue, priority DESC, id) WHERE state IN ('queued', 'failed-retryable')`,
     // Expiry: taken rows by lease end.

@@ -13,7 +13,7 @@ import type { Logger } from '../../telemetry/index.js';
 import { checkFence } from '../leases/fence.js';
 import { dialect } from '../streams/schema.js';
 import { GroupCommit, type Outcome } from '../streams/group-commit.js';
-import { Wakeup } from '../streams/wakeup.js';
+import { listenForWakeups, Wakeup } from '../streams/wakeup.js';
 import { InvalidBusOption } from '../errors.js';
 import { AdminOps } from './admin-ops.js';
 import type {
@@ -57,11 +57,6 @@ export interface SqlTaskQueueOptions {
   readonly completedRetainMs?: number;
   /** Close the database on `close()` (set when the queue opened it). */
   readonly ownsDatabase?: boolean;
-}
-
-/** A Postgres `Database` that can LISTEN (PostgresDatabase), recognised by its method. */
-interface Listening {
-  listen(channel: string, handler: () => void, options: { onResync?: () => void }): Promise<() => Promise<void>>;
 }
 
 interface QueuedEnqueue extends EnqueueItem {
@@ -124,10 +119,7 @@ export class SqlTaskQueue implements TaskQueue {
   /** Creates the tables if missing and, on Postgres, listens for enqueue wake-ups. */
   async open(): Promise<this> {
     await createTaskTables(this.#db, checkTaskPrefix(this.#options.table ?? DEFAULT_TASK_PREFIX));
-    const db = this.#db as Database & Partial<Listening>;
-    if (this.#notifyChannel !== undefined && typeof db.listen === 'function') {
-      this.#unlisten = await db.listen(this.#notifyChannel, () => this.#wakeup.wakeAll(), { onResync: () => this.#wakeup.wakeAll() });
-    }
+    this.#unlisten = await listenForWakeups(this.#db, this.#notifyChannel, this.#wakeup);
     return this;
   }
 

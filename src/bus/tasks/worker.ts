@@ -62,7 +62,7 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
   #report(task: LeasedTask, ok: boolean, error: unknown, started: number): void {
     this.#current = undefined;
     // Straight to the fetcher, not through its mailbox: a fetcher draining in its terminate still hears it.
-    this.pool.report({ kind: 'task-done', worker: this.self, id: task.envelope.id, leaseToken: task.leaseToken, ok, error, elapsedMs: performance.now() - started });
+    this.pool.report({ kind: 'task-done', worker: this.self, task, ok, error, elapsedMs: performance.now() - started });
     const next = this.#backlog.shift();
     if (next !== undefined && !this.ctx.signal.aborted) this.#start(next);
   }

@@ -7,6 +7,7 @@ import {
   StaleFencingToken,
   TaskNotFound,
   TaskPayloadTooLarge,
+  TaskQueueClosed,
   TaskQueueDepthExceeded,
   TaskQueueNotFound,
   TaskStateConflict,
@@ -41,6 +42,20 @@ for (const backend of TASK_BACKENDS) {
       const info = await queue.queueInfo('q');
       expect(info.depth).toBe(0);
       expect(info.counts.succeeded).toBe(3);
+      await queue.close();
+    });
+
+    it('leases only the names asked for; lists by state with keyset paging', async () => {
+      const queue = await backend.open();
+      await queue.createQueue('q');
+      const ids = (await queue.enqueueMany('q', [{ name: 'a' }, { name: 'b' }, { name: 'a' }, { name: 'c' }])).map((r) => r.id);
+      const leased = await queue.lease('q', 10, { names: ['a', 'c'] });
+      expect(leased.map((task) => task.envelope.name)).toEqual(['a', 'a', 'c']);
+      const page1 = await queue.list('q', { state: 'leased', limit: 2 });
+      const page2 = await queue.list('q', { state: 'leased', limit: 2, after: page1.at(-1)!.envelope.id });
+      expect([...page1, ...page2].map((record) => record.envelope.id)).toEqual([ids[0], ids[2], ids[3]]);
+      expect((await queue.list('q', { state: 'queued' })).map((record) => record.envelope.id)).toEqual([ids[1]]);
+      expect(await queue.queues()).toEqual(['q']);
       await queue.close();
     });
 
@@ -119,6 +134,28 @@ for (const backend of TASK_BACKENDS) {
       await expect(queue.enqueueMany('three', [{ name: 'a' }, { name: 'a' }, { name: 'a' }, { name: 'a' }])).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
       expect((await queue.queueInfo('three')).depth).toBe(0);
       await queue.close();
+    });
+
+    it('a payload at the 1 MiB cap goes through; one byte more is refused; a closed queue refuses calls', async () => {
+      const queue = await backend.open();
+      await queue.createQueue('big');
+      const payload = 'x'.repeat(1024 * 1024 - 2);
+      const { id } = await queue.enqueue('big', { name: 'a', payload });
+      const [task] = await queue.lease('big', 1);
+      expect(task?.envelope.id).toBe(id);
+      expect(task?.envelope.payload).toBe(payload);
+      await expect(queue.enqueue('big', { name: 'a', payload: `${payload}x` })).rejects.toBeInstanceOf(TaskPayloadTooLarge);
+      // Many medium envelopes: no one statement or reply outgrows the SQLite frame budget.
+      const medium = 'é'.repeat(20_000);
+      await queue.enqueueMany('big', Array.from({ length: 150 }, (_, i) => ({ name: 'm', payload: { i, medium } })));
+      const leased = await queue.lease('big', 1_000);
+      expect(leased).toHaveLength(150);
+      expect(leased.every((t) => (t.envelope.payload as { medium: string }).medium === medium)).toBe(true);
+      expect(await queue.list('big', { limit: 1_000 })).toHaveLength(151);
+      expect((await queue.get(id))?.envelope.payload).toBe(payload);
+      await queue.close();
+      await expect(queue.enqueue('big', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueClosed);
+      await expect(queue.lease('big', 1)).rejects.toBeInstanceOf(TaskQueueClosed);
     });
 
     it('failures retry after the backoff; the last one dead-letters with its reason; redrive brings it back', async () => {

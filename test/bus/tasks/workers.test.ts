@@ -7,9 +7,14 @@ import {
   startTaskWorkers,
   TaskConcurrencyLimit,
   taskWorkerGroups,
+  taskWorkersChild,
   type TaskHandlers,
+  type TaskQueue,
+  type TaskRecord,
+  type TaskState,
   type TaskWorkers,
 } from '../../../src/bus/index.js';
+import { Supervisor } from '../../../src/behaviours/index.js';
 import { eventually, sleep, testSystem } from '../../support/systems.js';
 import { TASK_BACKENDS } from './stores.js';
 
@@ -17,6 +22,13 @@ const running: TaskWorkers[] = [];
 afterEach(async () => {
   for (const pool of running.splice(0)) await pool.stop(0);
 });
+
+/** The task's record once it reached `state` (settles are written a moment after a pool counts them). */
+async function reached(queue: TaskQueue, id: string, state: TaskState): Promise<TaskRecord | undefined> {
+  let record = await queue.get(id);
+  for (let i = 0; i < 300 && record?.state !== state; i++) record = await sleep(10).then(() => queue.get(id));
+  return record;
+}
 
 async function start(...args: Parameters<typeof startTaskWorkers>): Promise<TaskWorkers> {
   const pool = await startTaskWorkers(...args);
@@ -48,11 +60,7 @@ for (const backend of TASK_BACKENDS) {
       const { id } = await queue.enqueue('q', { name: 'flaky' });
       const doomed = await queue.enqueue('q', { name: 'doomed' });
       await eventually(() => starts.length === 3, 10_000, 'three runs');
-      let record = await queue.get(id);
-      for (let i = 0; i < 100 && record?.state !== 'succeeded'; i++) {
-        await sleep(10);
-        record = await queue.get(id);
-      }
+      const record = await reached(queue, id, 'succeeded');
       expect(record?.state).toBe('succeeded');
       expect(record?.envelope.attempts).toBe(2);
       const policy = resolveRetryPolicy(retry);
@@ -145,7 +153,7 @@ for (const backend of TASK_BACKENDS) {
       await start(system, queue, { queue: 'q', executor: { placement: 'loop', handlers }, concurrency: 1, pollMs: 10 });
       const { id } = await queue.enqueue('q', { name: 'long' });
       await eventually(() => started, 5_000, 'started');
-      for (let i = 0; i < 100 && (await queue.get(id))?.state !== 'running'; i++) await sleep(10);
+      await reached(queue, id, 'running');
       expect(await queue.cancel(id)).toBe('cancelled');
       await eventually(() => aborted, 5_000, 'handler aborted');
       expect((await queue.get(id))?.state).toBe('cancelled');
@@ -185,6 +193,49 @@ for (const backend of TASK_BACKENDS) {
       await eventually(() => pool.stats().running === 1, 5_000, 'taken');
       await pool.stop(50);
       expect((await queue.deadLetters('q')).map((letter) => [letter.envelope.id, letter.reason])).toEqual([[id, 'shutdown']]);
+      await queue.close();
+    });
+
+    it('heartbeats keep a task that outlives its lease; the rate limit spaces starts', async () => {
+      const system = testSystem();
+      const queue = await backend.open();
+      await queue.createQueue('q', { leaseMs: 300, heartbeatMs: 50 });
+      const starts: number[] = [];
+      const handlers: TaskHandlers = { long: () => sleep(900), tick: () => void starts.push(Date.now()) };
+      const pool = await start(system, queue, { queue: 'q', executor: { placement: 'loop', handlers }, concurrency: 4, pollMs: 10, rateLimit: { max: 3, perMs: 600 } });
+      const long = await queue.enqueue('q', { name: 'long' });
+      await eventually(() => pool.stats().succeeded === 1, 5_000, 'long task');
+      const record = await reached(queue, long.id, 'succeeded');
+      expect([record?.state, record?.envelope.attempts]).toEqual(['succeeded', 0]);
+      await queue.enqueueMany('q', Array.from({ length: 5 }, () => ({ name: 'tick' })));
+      await eventually(() => starts.length === 5, 5_000, 'five ticks');
+      // The bucket refilled during the long task: three start at once, the next two wait for tokens (200 ms each).
+      expect(starts[4]! - starts[0]!).toBeGreaterThanOrEqual(300);
+      await queue.close();
+    });
+
+    it('a killed fetcher restarts alone, finds its workers again, and the pool keeps working', async () => {
+      const system = testSystem();
+      const queue = await backend.open();
+      await queue.createQueue('q');
+      let runs = 0;
+      let slowStarted = false;
+      const handlers: TaskHandlers = { t: () => void runs++, slow: () => ((slowStarted = true), sleep(300)) };
+      const child = taskWorkersChild('pool', queue, { queue: 'q', concurrency: 2, pollMs: 10, executor: { placement: 'loop', handlers } });
+      const root = await Supervisor.start(system, { children: [child] });
+      await queue.enqueue('q', { name: 't' });
+      await eventually(() => runs === 1, 5_000, 'first run');
+      const slow = await queue.enqueue('q', { name: 'slow' });
+      await eventually(() => slowStarted, 5_000, 'slow task started');
+      const first = child.handle.fetcher!;
+      system.exit(first, 'kill');
+      await eventually(() => child.handle.fetcher !== undefined && !child.handle.fetcher.equals(first), 5_000, 'a new fetcher');
+      await queue.enqueueMany('q', [{ name: 't' }, { name: 't' }, { name: 't' }]);
+      await eventually(() => runs === 4, 5_000, 'runs after the restart');
+      // The run the dead fetcher handed out is settled by the new one, not left to its 60 s lease.
+      expect((await reached(queue, slow.id, 'succeeded'))?.state).toBe('succeeded');
+      expect(child.handle.stats().workers).toBe(2);
+      await Supervisor.stop(system, root);
       await queue.close();
     });
 
