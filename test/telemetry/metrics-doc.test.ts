@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { taskMetrics } from '../../src/bus/tasks/metrics.js';
 import { topicMetrics } from '../../src/bus/topics/metrics.js';
+import { schedulerMetrics } from '../../src/bus/scheduler/metrics.js';
 import { CacheMetrics } from '../../src/data/cache/metrics.js';
 import { dataMetrics } from '../../src/data/metrics.js';
 import { ormMetrics } from '../../src/data/orm/metrics.js';
@@ -33,6 +35,8 @@ describe('docs/telemetry.md lists every metric with its labels', () => {
     ormMetrics(registry);
     pgMetrics(registry);
     topicMetrics(registry);
+    taskMetrics(registry);
+    schedulerMetrics(registry);
     const names = [...documented(registry), ...LAZY];
     const inDoc = [...DOC.matchAll(/^\| `(molo_[a-z_]+(?:\{[a-z,]+\})?)` \|/gm)].map((match) => match[1]);
     expect(names.filter((name) => !inDoc.includes(name)), 'registered but not documented').toEqual([]);
