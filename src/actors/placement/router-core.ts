@@ -53,11 +53,16 @@ export abstract class RouterCore implements Router {
    */
   protected readonly mailboxes = new WeakMap<Ref, ResolvedMailboxOptions>();
   #nextCall = 0;
-  readonly #calleeOf = (id: number): number | undefined => this.#calls.get(id)?.callee.creation;
+  readonly #calleeOf = (id: number): Ref | undefined => this.#calls.get(id)?.callee;
+  readonly #owns = (ref: Ref, from: number): boolean => this.owns(ref, from);
 
-  constructor(protected readonly system: RoutedSystem) {
+  constructor(
+    protected readonly system: RoutedSystem,
+    /** Cap on one encoded frame; the system's payload cap unless the channel needs a smaller one. */
+    limitBytes = system.payloadLimitBytes,
+  ) {
     this.creation = system.creation;
-    this.limitBytes = system.payloadLimitBytes;
+    this.limitBytes = limitBytes;
   }
 
   /**
@@ -70,6 +75,20 @@ export abstract class RouterCore implements Router {
   /** Frames from `from` need no check of whose actors they are about (the system itself, a host's parent). */
   protected trusts(from: number): boolean {
     return from === this.creation;
+  }
+  /**
+   * The actor `ref` belongs to the system frames from `from` come from, so those frames may speak
+   * for it (link it, report its exit). Between a system and its hosts that is its creation.
+   */
+  protected owns(ref: Ref, from: number): boolean {
+    return ref.creation === from;
+  }
+  /**
+   * `ref` names an actor frames arriving here may be addressed to: this system's own (a node's link
+   * also accepts the node's placed actors, which the system routes on).
+   */
+  protected accepts(ref: Ref): boolean {
+    return ref.creation === this.creation && ref.node === this.system.node;
   }
   /** The system of `creation` is up, as far as this side knows. */
   protected abstract reachable(creation: number): boolean;
@@ -206,7 +225,7 @@ export abstract class RouterCore implements Router {
       this.stats.framesDropped++;
       return;
     }
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
       this.stats.framesForged++;
       return;
     }
@@ -218,15 +237,11 @@ export abstract class RouterCore implements Router {
     }
   }
 
-  #isLocal(ref: Ref): boolean {
-    return ref.creation === this.creation && ref.node === this.system.node;
-  }
-
   protected dispatch(frame: Frame, from: number): void {
     switch (frame[0]) {
       case FrameKind.Send: {
         const [, to, message] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         try {
           this.system.send(to, message);
         } catch {
@@ -249,13 +264,13 @@ export abstract class RouterCore implements Router {
       }
       case FrameKind.Exit: {
         const [, to, sender, reason] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         this.system.exitSignal(to, sender, reason);
         return;
       }
       case FrameKind.Link: {
         const [, remote, to] = frame;
-        if (!this.#isLocal(to) || this.#isLocal(remote)) throw new TypeError('misaddressed');
+        if (!this.accepts(to) || this.accepts(remote)) throw new TypeError('misaddressed');
         const cell = to._cell as ActorCell | undefined;
         if (cell === undefined || cell.flags & EXITED) {
           this.signal(remote.creation, 'noproc', (reason) => [FrameKind.LinkExit, remote, to, reason]);
@@ -273,7 +288,7 @@ export abstract class RouterCore implements Router {
       }
       case FrameKind.LinkExit: {
         const [, to, remote, reason] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         this.#removeLink(remote, to);
         this.#dead.add(remote);
         this.system.linkExit(to, remote, reason);
@@ -334,7 +349,7 @@ export abstract class RouterCore implements Router {
         }
       }
     };
-    if (!this.#isLocal(to)) {
+    if (!this.accepts(to)) {
       answer(false, ['noproc'] satisfies CallFailure);
       return;
     }
@@ -352,7 +367,7 @@ export abstract class RouterCore implements Router {
   }
 
   #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {
-    if (!this.#isLocal(target)) throw new TypeError('misaddressed');
+    if (!this.accepts(target)) throw new TypeError('misaddressed');
     let fired = false;
     const unwatch = this.system.watch(target, (reason, ref) => {
       fired = true;
@@ -375,24 +390,37 @@ export abstract class RouterCore implements Router {
     if (creation === this.creation || this.down.has(creation)) return;
     this.down.add(creation);
     const idle = reason === 'noproc';
+    this.lost(
+      creation,
+      (ref) => ref.creation === creation,
+      reason,
+      (call) => (idle ? new NoProc(call.callee) : new CalleeExited(call.callee, reason)),
+    );
+  }
+
+  /**
+   * Everything here that reached the system `origin` is gone: remote watchers it held are dropped,
+   * and of what local actors held on its actors (those `gone` matches), calls fail with
+   * `failure(call)`, monitors get `DOWN` and links the exit signal, both with `reason`.
+   */
+  protected lost(origin: number, gone: (ref: Ref) => boolean, reason: ExitReason, failure: (call: CallRequest) => unknown): void {
     for (const call of this.#calls.values()) {
-      if (call.callee.creation !== creation) continue;
-      call._settle?.(call, false, idle ? new NoProc(call.callee) : new CalleeExited(call.callee, reason));
+      if (gone(call.callee)) call._settle?.(call, false, failure(call));
     }
-    const watched = this.#watched.get(creation);
+    const watched = this.#watched.get(origin);
     if (watched !== undefined) {
-      this.#watched.delete(creation);
+      this.#watched.delete(origin);
       for (const unwatch of watched.values()) unwatch();
     }
     const downs: [MonitorRef, Watcher, Ref][] = [];
     for (const [id, monitor] of this.#monitors) {
-      if (monitor.target.creation !== creation) continue;
+      if (!gone(monitor.target)) continue;
       this.#monitors.delete(id);
       downs.push([id, monitor.watcher, monitor.target]);
     }
     const links: [Ref, Set<Ref>][] = [];
     for (const entry of this.#links) {
-      if (entry[0].creation !== creation) continue;
+      if (!gone(entry[0])) continue;
       this.#links.delete(entry[0]);
       links.push(entry);
     }
@@ -417,7 +445,7 @@ export abstract class RouterCore implements Router {
       return;
     }
     // Answered in the gone system's name: only for what `from` may ask about.
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
       this.stats.framesForged++;
       return;
     }
@@ -452,7 +480,7 @@ export abstract class RouterCore implements Router {
 }
 
 /** A DOWN for a watcher: an actor gets the message (and forgets the monitor), a callback is called. */
-function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+export function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
   if (watcher instanceof ActorCell) {
     watcher.monitoring?.delete(id);
     watcher.deliverSignal(new DownMessage(id, ref, reason));
