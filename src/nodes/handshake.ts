@@ -223,6 +223,7 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
   const challenge = randomBytes(CHALLENGE_BYTES);
   write(socket, ['challenge', side.name, challenge, proofOf(side.secret, 'acceptor', peerChallenge as Buffer, name, side.name)]);
   const answer = await reader.read();
+  refusedBy(answer, name);
   const [proofKind, proof, info] = answer;
   if (proofKind !== 'proof' || answer.length !== 3) refuse(socket, 'malformed', name, 'expected a proof');
   if (!proofMatches(proofOf(side.secret, 'initiator', challenge, name, side.name), proof)) {
