@@ -9,9 +9,10 @@ afterEach(async () => {
   started.clear();
 });
 
-/** A node on loopback with a free port, stopped after the test. */
+/** A node on loopback (a free port unless `name` is a full node name), stopped after the test. */
 export async function testNode(name: string, options: Partial<NodeOptions> = {}): Promise<Node> {
-  const node = await startNode({ name: `${name}@127.0.0.1:0`, secret: SECRET, system: { logger: false }, ...options });
+  const full = name.includes('@') ? name : `${name}@127.0.0.1:0`;
+  const node = await startNode({ name: full, secret: SECRET, system: { logger: false }, ...options });
   started.add(node);
   return node;
 }
