@@ -416,7 +416,7 @@ export class Node {
     const refused = this.#counts.handshakesRefused;
     refused[error.reason] = (refused[error.reason] ?? 0) + 1;
     // A duplicate is the normal end of a simultaneous connect.
-    if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'node handshake refused');
+    if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
   }
 
   #up(socket: Socket, result: HandshakeResult): void {
@@ -431,7 +431,7 @@ export class Node {
     const wanted = this.#wanted.get(peer);
     if (wanted !== undefined) wanted.attempts = 0;
     link.start(result.leftover);
-    this.logger.info({ node: this.name, peer }, 'nodeup');
+    this.logger.info({ node: this.name, peer }, 'nodes.up');
     for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();
     this.#waiters.delete(peer);
     this.#emit('nodeup', peer);
@@ -442,7 +442,7 @@ export class Node {
     const logged = this.#logged.get(link) ?? 0;
     if (logged >= Node.LOGGED_DROPS_PER_LINK) return;
     this.#logged.set(link, logged + 1);
-    this.logger.warn({ err: error, node: this.name, peer: link.peer }, 'node frame dropped');
+    this.logger.warn({ err: error, node: this.name, peer: link.peer }, 'nodes.frame_dropped');
   }
 
   #down(link: NodeLink, reason: DownReason): void {
@@ -457,7 +457,7 @@ export class Node {
     if (this.#links.get(peer) !== link) return;
     this.#links.delete(peer);
     this.system.setNodeRoute(peer, undefined);
-    this.logger.info({ node: this.name, peer, reason }, 'nodedown');
+    this.logger.info({ node: this.name, peer, reason }, 'nodes.down');
     this.#emit('nodedown', peer, reason);
     this.#scheduleReconnect(peer);
   }

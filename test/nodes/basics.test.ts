@@ -68,7 +68,7 @@ describe('reconnecting', () => {
     await eventually(() => a.isConnected(b.name), 3_000, 'reconnected');
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(events).toEqual([`down ${b.name} closed`, `up ${b.name}`]);
-    again.system.spawn((message) => message instanceof CallRequest && message.reply('back'), { name: 'echo' });
+    again.system.spawn((message) => void (message instanceof CallRequest && message.reply('back')), { name: 'echo' });
     expect(await a.callNamed('echo', b.name, 'x')).toBe('back');
   });
 

@@ -17,7 +17,7 @@ import { testNode } from './support.js';
 /** The node answers a good peer's call: it is up and serving. */
 async function serving(node: Node, good: Node): Promise<void> {
   if (node.system.whereis('echo') === undefined) {
-    node.system.spawn((message) => message instanceof CallRequest && message.reply(message.request), { name: 'echo' });
+    node.system.spawn((message) => void (message instanceof CallRequest && message.reply(message.request)), { name: 'echo' });
   }
   await good.connect(node.name);
   expect(await good.callNamed('echo', node.name, 'ping')).toBe('ping');

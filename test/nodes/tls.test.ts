@@ -42,7 +42,7 @@ describe('nodes over TLS', () => {
   it('two nodes with certificates from the cluster CA link and call', async () => {
     const a = await testNode('a', { tls: cluster });
     const b = await testNode('b', { tls: cluster });
-    b.system.spawn((message) => message instanceof CallRequest && message.reply(['tls', message.request]), { name: 'echo' });
+    b.system.spawn((message) => void (message instanceof CallRequest && message.reply(['tls', message.request])), { name: 'echo' });
     await a.connect(b.name);
     expect(await a.callNamed('echo', b.name, 1)).toEqual(['tls', 1]);
   });
