@@ -11,6 +11,7 @@ export {
   startNode as startClusterNode,
   Node as ClusterNode,
   NET_KERNEL_NAME,
+  REMOTE_SPAWN_TIMEOUT_MS,
   parseNodeName,
   nodeMetrics,
   NodeMetrics,
@@ -32,4 +33,6 @@ export {
   type DownReason,
   type NodeAddress,
   type RefusalReason,
+  type RemoteSpawnOptions,
+  type RemoteSpawnPolicy,
 } from './nodes/index.js';

@@ -19,10 +19,14 @@ import { NodeLink, type DownReason, type LinkSettings } from './link.js';
 import { nodeMetrics } from './metrics.js';
 import { parseNodeName } from './names.js';
 import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
+import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
+import type { BehaviourModule } from '../actors/placement/types.js';
 
-/** The name of every node's net kernel actor (answers `whereis` for other nodes). */
+/** The name of every node's net kernel actor (answers `whereis` and remote spawns for other nodes). */
 export const NET_KERNEL_NAME = 'molo.net_kernel';
+/** Default time a remote spawn may take (a process host starting, a module loading). */
+export const REMOTE_SPAWN_TIMEOUT_MS = 30_000;
 
 /** What an actor given to `monitorNodes` receives. */
 export type NodeEventMessage =
@@ -191,11 +195,30 @@ export class Node {
   /** The ref registered as `name` on `node` (this node included); undefined if none. Fails with NodeDown if not connected. */
   async whereis(name: string, node: string): Promise<Ref | undefined> {
     if (node === this.name) return this.system.whereis(name);
-    const link = this.#links.get(node);
-    if (link === undefined) throw new NodeDown(node, `name '${name}'`);
-    const kernel = internRef(node, link.info.kernelId, link.info.creation);
-    const ref = await this.system.call(kernel, ['whereis', name]);
+    const ref = await this.system.call(this.#kernelOf(node, `name '${name}'`), ['whereis', name]);
     return ref instanceof Ref ? ref : undefined;
+  }
+
+  /**
+   * Spawns a behaviour module on `node` (this one included), on its loop, in a thread or in a
+   * process, or as a child of a supervisor registered there; resolves with the ref once its init
+   * succeeded (undefined if a supervisor's child answered ignore). That node must allow the module
+   * (`remoteSpawn`); its failures arrive as the errors they were there (PlacementFailed, …).
+   */
+  async spawn(node: string, module: BehaviourModule, options: RemoteSpawnOptions = {}, timeoutMs = REMOTE_SPAWN_TIMEOUT_MS): Promise<Ref | undefined> {
+    const request = spawnRequest(module, options);
+    if (node === this.name) return serveSpawn(this.system, true, request);
+    const answer = await this.system.call(this.#kernelOf(node, String(module.moduleUrl)), request, timeoutMs);
+    if (!Array.isArray(answer)) throw new TypeError('malformed spawn answer');
+    if (answer[0] === 'ok') return answer[1] instanceof Ref ? answer[1] : undefined;
+    throw answer[1] instanceof Error ? answer[1] : new Error(String(answer[1]));
+  }
+
+  /** The net kernel of a connected node. */
+  #kernelOf(node: string, what: string): Ref {
+    const link = this.#links.get(node);
+    if (link === undefined) throw new NodeDown(node, what);
+    return internRef(node, link.info.kernelId, link.info.creation);
   }
 
   /** Sends to the actor registered as `name` on `node` (Erlang's `{Name, Node} ! Msg`); dropped if there is none. */
@@ -301,6 +324,12 @@ export class Node {
     const request = message.request;
     if (Array.isArray(request) && request[0] === 'whereis' && typeof request[1] === 'string') {
       message.reply(this.system.whereis(request[1]) ?? null);
+    } else if (Array.isArray(request) && request[0] === 'spawn' && request.length === 5) {
+      // Answered when the spawn settles; the kernel goes on serving meanwhile.
+      serveSpawn(this.system, this.#options.remoteSpawn, request).then(
+        (ref) => message.reply(['ok', ref ?? null]),
+        (error: unknown) => message.reply(['error', error instanceof Error ? error : new Error(String(error))]),
+      );
     } else {
       message.reply(null);
     }

@@ -4,6 +4,7 @@ import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from '../actors/
 import type { Registry } from 'prom-client';
 import { InvalidNodeOption } from './errors.js';
 import { parseNodeName, type NodeAddress } from './names.js';
+import type { RemoteSpawnPolicy } from './remote-spawn.js';
 
 /** What happens to a send when a link's queue is full: it is dropped (counted), or the link is closed. */
 export type FullPolicy = 'drop-newest' | 'disconnect';
@@ -43,6 +44,11 @@ export interface NodeOptions {
   readonly sendQueueBytes?: number;
   /** What a full send queue does to a send (a call always fails at once with NodeLinkFull); default `drop-newest`. */
   readonly fullPolicy?: FullPolicy;
+  /**
+   * Which behaviour modules this node spawns when a peer asks (`node.spawn`): `false` (default),
+   * `true` (any), or a list of module URL prefixes.
+   */
+  readonly remoteSpawn?: RemoteSpawnPolicy;
   /** Options of the ActorSystem the node runs (its `node` is the node's name). */
   readonly system?: Omit<ActorSystemOptions, 'node'>;
   /** Prometheus registry for the `molo_node_*` metrics; none by default. */
@@ -64,6 +70,7 @@ export interface ResolvedNodeOptions {
   readonly maxFrameBytes: number;
   readonly sendQueueBytes: number;
   readonly fullPolicy: FullPolicy;
+  readonly remoteSpawn: RemoteSpawnPolicy;
 }
 
 export const MIN_SECRET_BYTES = 16;
@@ -112,7 +119,16 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
     maxFrameBytes,
     sendQueueBytes,
     fullPolicy,
+    remoteSpawn: remoteSpawnPolicy(options.remoteSpawn),
   };
+}
+
+function remoteSpawnPolicy(value: RemoteSpawnPolicy | undefined): RemoteSpawnPolicy {
+  if (value === undefined || typeof value === 'boolean') return value ?? false;
+  if (!Array.isArray(value) || !value.every((prefix) => typeof prefix === 'string' && prefix.length > 0)) {
+    throw new InvalidNodeOption('remoteSpawn', 'must be a boolean or a list of module URL prefixes');
+  }
+  return [...value];
 }
 
 /** System options for a node: its name, and a payload cap no larger than the frame cap. */

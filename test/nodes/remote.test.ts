@@ -4,8 +4,9 @@
  * `noconnection` and fails pending calls with NodeDown; a wrong secret is refused and counted.
  */
 import { describe, expect, it } from 'vitest';
-import { DownMessage, ExitMessage, type ExitReason, type Ref } from '../../src/actors/index.js';
-import { HandshakeRefused, NodeDown } from '../../src/nodes/index.js';
+import { behaviourModule, CalleeExited, DownMessage, ExitMessage, type ExitReason, type Ref } from '../../src/actors/index.js';
+import { Supervisor } from '../../src/behaviours/index.js';
+import { HandshakeRefused, InvalidNodeOption, NodeDown } from '../../src/nodes/index.js';
 import { eventually } from '../support/systems.js';
 import { peerProcess } from './child.js';
 import { SECRET, testNode } from './support.js';
@@ -116,5 +117,39 @@ describe('distributed actors across OS processes', () => {
     await expect(a.connect(b.name)).resolves.toBeUndefined();
     expect(await a.callNamed('echo', b.name, ['echo', 'still up'])).toBe('still up');
     expect(a.nodes()).toEqual([b.name]);
+  });
+
+  it('spawns a behaviour module on a remote node: on its loop, in a thread, and under its supervisor', async () => {
+    const a = await testNode('a');
+    const b = await peerProcess('b', SECRET);
+    const closed = await testNode('closed');
+    await a.connect(b.name);
+    await a.connect(closed.name);
+    const counter = behaviourModule(new URL('../actors/placement/fixtures/counter.ts', import.meta.url), 'counter', 5);
+    const onLoop = (await a.spawn(b.name, counter, { name: 'c1' }))!;
+    expect(onLoop.node).toBe(b.name);
+    expect(await a.system.call(onLoop, { add: 1 })).toBe(6);
+    expect((await a.whereis('c1', b.name))?.equals(onLoop)).toBe(true);
+    const inThread = (await a.spawn(b.name, counter, { placement: 'thread' }))!;
+    expect(inThread.creation).not.toBe(onLoop.creation);
+    expect(await a.system.call(inThread, 'get')).toBe(5);
+    const supervised = (await a.spawn(b.name, counter, { supervisor: 'sup', id: 'w1', name: 'w1' }))!;
+    const sup = (await a.whereis('sup', b.name))!;
+    expect((await Supervisor.whichChildren(a.system, sup)).map((child) => child.id)).toEqual(['w1']);
+    await expect(a.system.call(supervised, 'crash')).rejects.toBeInstanceOf(CalleeExited);
+    // Restarted by its supervisor there, under the same name.
+    let restarted: Ref | undefined;
+    for (let i = 0; i < 100 && (restarted === undefined || restarted.equals(supervised)); i++) {
+      restarted = await a.whereis('w1', b.name);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(restarted).toBeDefined();
+    expect(restarted!.equals(supervised)).toBe(false);
+    expect(await a.system.call(restarted!, 'get')).toBe(5);
+    // A node spawns for its peers only what `remoteSpawn` allows (nothing by default).
+    // The error crosses as itself: its class name, code and message.
+    const refused = (await a.spawn(closed.name, counter).catch((error: unknown) => error)) as Error & { code: string };
+    expect(refused).toMatchObject({ name: 'InvalidNodeOption', code: InvalidNodeOption.code });
+    expect(refused.message).toContain('remoteSpawn');
   });
 });
