@@ -8,13 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { actorsSuite } from './actors/suite.js';
 import { dataSuite } from './data/suite.js';
 import { kvSuite } from './kv/suite.js';
+import { nodesSuite } from './nodes/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
 import { streamsSuite } from './streams/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, nodesSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 
