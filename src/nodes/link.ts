@@ -15,6 +15,7 @@ import { FrameLink } from '../actors/placement/frame-link.js';
 import type { SendMode } from '../actors/placement/frame-link.js';
 import { FrameKind } from '../actors/placement/frames.js';
 import type { RoutedSystem } from '../actors/placement/router.js';
+import type { RefTable } from '../actors/placement/ref-table.js';
 import { HEADER_BYTES, peekFrameKind } from '../actors/placement/wire.js';
 import { NodeFrameTooLarge, NodeLinkFull, MalformedNodeFrame } from './errors.js';
 import type { PeerInfo } from './handshake.js';
@@ -60,6 +61,7 @@ export class NodeLink {
     system: RoutedSystem,
     readonly settings: LinkSettings,
     readonly events: LinkEvents,
+    refs: RefTable,
   ) {
     // Both sides use the smaller queue, so each side's receive check matches the other's send budget.
     this.queueBytes = Math.min(settings.sendQueueBytes, info.sendQueueBytes);
@@ -79,7 +81,7 @@ export class NodeLink {
     this.router = new PeerRouter(system, peer, info.creation, Math.min(settings.maxFrameBytes, info.maxFrameBytes), {
       transmit: (bytes, mode) => this.#transmit(bytes, mode),
       dropped: (error) => this.events.dropped(this, error),
-    });
+    }, refs);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.frames.receive(chunk));
     socket.on('error', () => this.close('closed'));

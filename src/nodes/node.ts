@@ -11,7 +11,7 @@ import { ActorSystem } from '../actors/system.js';
 import { CallRequest, type Envelope } from '../actors/index.js';
 import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
-import { internRef } from '../actors/placement/ref-table.js';
+import { RefTable } from '../actors/placement/ref-table.js';
 import type { Logger } from '../telemetry/logger-api.js';
 import { HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
 import { accept, initiate, type HandshakeResult, type HandshakeSide } from './handshake.js';
@@ -97,6 +97,8 @@ export class Node {
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #listeners = { nodeup: new Set<Listener>(), nodedown: new Set<Listener>() };
   readonly #unreachable: Unreachable;
+  /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
+  readonly #refs = new RefTable();
   readonly #kernel: Ref;
   #pendingHandshakes = 0;
   #stopped = false;
@@ -218,7 +220,7 @@ export class Node {
   #kernelOf(node: string, what: string): Ref {
     const link = this.#links.get(node);
     if (link === undefined) throw new NodeDown(node, what);
-    return internRef(node, link.info.kernelId, link.info.creation);
+    return this.#refs.intern(node, link.info.kernelId, link.info.creation);
   }
 
   /** Sends to the actor registered as `name` on `node` (Erlang's `{Name, Node} ! Msg`); dropped if there is none. */
@@ -453,7 +455,7 @@ export class Node {
     const link = new NodeLink(socket, peer, result.info, this.system, this.#settings, {
       dropped: (from, error) => this.#dropped(from, error),
       down: (from, reason) => this.#down(from, reason),
-    });
+    }, this.#refs);
     this.#links.set(peer, link);
     this.system.setNodeRoute(peer, link.router);
     this.#counts.handshakesCompleted++;

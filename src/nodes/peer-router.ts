@@ -9,6 +9,7 @@
 import type { MoloError } from '../actors/errors.js';
 import { RouterCore } from '../actors/placement/router-core.js';
 import type { RoutedSystem } from '../actors/placement/router.js';
+import type { RefTable } from '../actors/placement/ref-table.js';
 import type { SendMode } from '../actors/placement/frame-link.js';
 import { FrameKind, type ControlFrame, type Frame } from '../actors/placement/frames.js';
 import type { Ref } from '../actors/ref.js';
@@ -34,8 +35,9 @@ export class PeerRouter extends RouterCore {
     readonly peerCreation: number,
     limitBytes: number,
     readonly channel: PeerChannel,
+    refs: RefTable,
   ) {
-    super(system, limitBytes);
+    super(system, limitBytes, refs);
   }
 
   get closed(): boolean {

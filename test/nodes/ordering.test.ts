@@ -24,16 +24,31 @@ describe('ordering across 3 nodes', () => {
     const actors: Ref[] = [];
     for (const node of nodes) {
       for (let i = 0; i < ACTORS_PER_NODE; i++) {
-        const ref = node.system.spawn((message: unknown, ctx) => {
-          const command = message as { to?: Ref; seq: number; from?: string };
-          if (command.to !== undefined) ctx.send(command.to, { from: String(ctx.self), seq: command.seq });
-          else received.get(String(ctx.self))!.push(command as Delivery);
-        });
+        const ref = node.system.spawn(
+          (message: unknown, ctx) => {
+            const command = message as { to?: Ref; seq: number; from?: string };
+            if (command.to !== undefined) ctx.send(command.to, { from: String(ctx.self), seq: command.seq });
+            else received.get(String(ctx.self))!.push(command as Delivery);
+          },
+          { name: `actor-${i}` },
+        );
         received.set(String(ref), []);
         actors.push(ref);
       }
     }
     const nodeOf = (ref: Ref) => nodes.find((node) => node.name === ref.node)!;
+    // Each node addresses another node's actors by the refs it learnt over the link (as separate
+    // processes would): they route through TCP, never straight into the other system's cells.
+    const seen = new Map<string, Ref>();
+    for (const node of nodes) {
+      for (const [index, target] of actors.entries()) {
+        const ref = target.node === node.name ? target : await node.whereis(`actor-${index % ACTORS_PER_NODE}`, target.node);
+        expect(ref!.equals(target)).toBe(true);
+        if (target.node !== node.name) expect(ref).not.toBe(target);
+        seen.set(`${node.name} ${index}`, ref!);
+      }
+    }
+    const bytesBefore = nodes.reduce((sum, node) => sum + node.stats().bytesSent, 0);
     const send = fc.record({
       from: fc.nat({ max: actors.length - 1 }),
       to: fc.nat({ max: actors.length - 1 }),
@@ -50,7 +65,7 @@ describe('ordering across 3 nodes', () => {
           const key = `${String(sender)}>${String(target)}`;
           const n = ++seq;
           (expected.get(key) ?? expected.set(key, []).get(key)!).push(n);
-          nodeOf(sender).system.send(sender, { to: target, seq: n });
+          nodeOf(sender).system.send(sender, { to: seen.get(`${sender.node} ${to}`)!, seq: n });
           // Now and then a turn of the event loop, so frames and local sends interleave differently.
           if (pause === 0) await sleep(0);
         }
@@ -67,6 +82,8 @@ describe('ordering across 3 nodes', () => {
       }),
       { numRuns: 25, seed: 2026 },
     );
+    // The remote sends went over the links.
+    expect(nodes.reduce((sum, node) => sum + node.stats().bytesSent, 0) - bytesBefore).toBeGreaterThan(1_000);
     for (const ref of actors) nodeOf(ref).system.exit(ref, 'kill');
   });
 });

@@ -10,6 +10,7 @@ import { callFailure, failureToError, portableReason } from './failures.js';
 import { speaksFor } from './frame-trust.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
+import { processRefs, type RefTable } from './ref-table.js';
 import { decodeFrame, encodeFrame } from './wire.js';
 
 const { EXITED } = CellFlag;
@@ -60,6 +61,8 @@ export abstract class RouterCore implements Router {
     protected readonly system: RoutedSystem,
     /** Cap on one encoded frame; the system's payload cap unless the channel needs a smaller one. */
     limitBytes = system.payloadLimitBytes,
+    /** Where refs in frames are interned: the process's table, or a node's own. */
+    protected readonly refs: RefTable = processRefs,
   ) {
     this.creation = system.creation;
     this.limitBytes = limitBytes;
@@ -114,7 +117,7 @@ export abstract class RouterCore implements Router {
    * MailboxFull, the drop policies drop it (counted); a call fails with MailboxFull.
    */
   protected post(destination: number, frame: Frame): void {
-    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitBytes);
+    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitBytes, this.refs);
     const kind = frame[0];
     const user = kind === FrameKind.Send || kind === FrameKind.Call || kind === FrameKind.SendName;
     if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {
@@ -220,7 +223,7 @@ export abstract class RouterCore implements Router {
   /** Decodes and handles a frame addressed to this system; malformed frames are counted and dropped. */
   protected receiveFrame(bytes: Uint8Array, from: number): void {
     this.stats.framesReceived++;
-    const frame = decodeFrame(bytes);
+    const frame = decodeFrame(bytes, this.refs);
     if (frame === undefined) {
       this.stats.framesDropped++;
       return;
@@ -439,7 +442,7 @@ export abstract class RouterCore implements Router {
 
   /** Answers a frame on behalf of a system that is gone: calls, links and monitors see `noproc`. */
   protected bounce(bytes: Uint8Array, from: number): void {
-    const frame = decodeFrame(bytes);
+    const frame = decodeFrame(bytes, this.refs);
     if (frame === undefined) {
       this.stats.framesDropped++;
       return;

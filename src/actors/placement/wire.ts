@@ -11,7 +11,7 @@ import { CallRequest, DownMessage, ExitMessage } from '../messages.js';
 import { Ref } from '../ref.js';
 import { checkFrame, type Frame } from './frames.js';
 import { FRAME_HEADER_BYTES } from './limits.js';
-import { internRef, rememberRef } from './ref-table.js';
+import { processRefs, type RefTable } from './ref-table.js';
 import { receiveWireClasses } from './wire-classes.js';
 
 /** Bytes before the msgpack body: the destination creation, big-endian. */
@@ -60,11 +60,14 @@ function writeError(error: Error): ErrorData {
   };
 }
 
+/** The table refs are interned in and remembered to while a frame is encoded or decoded (synchronously). */
+let refs: RefTable = processRefs;
+
 function readRef(data: unknown): Ref {
   if (!Array.isArray(data) || data.length !== 3) throw new TypeError('malformed ref');
   const [node, id, creation] = data as unknown[];
   if (typeof node !== 'string' || !Number.isInteger(id) || !Number.isInteger(creation)) throw new TypeError('malformed ref');
-  return internRef(node, id as number, creation as number);
+  return refs.intern(node, id as number, creation as number);
 }
 
 let registered = false;
@@ -76,7 +79,7 @@ function registerExtensions(): void {
     Class: Ref,
     type: EXT_REF,
     write(ref: Ref) {
-      rememberRef(ref);
+      refs.remember(ref);
       return [ref.node, ref.id, ref.creation];
     },
     read: readRef,
@@ -134,15 +137,19 @@ function describeFailure(error: unknown): string {
 
 /**
  * Encodes `frame` for the system of creation `destination`. Throws PayloadTooLarge when the body is
- * over `limitBytes`, NotSerializable when the value cannot be encoded.
+ * over `limitBytes`, NotSerializable when the value cannot be encoded. Refs in it are remembered in
+ * `table` (the process's unless a node gives its own).
  */
-export function encodeFrame(destination: number, frame: Frame, limitBytes: number): Buffer {
+export function encodeFrame(destination: number, frame: Frame, limitBytes: number, table: RefTable = processRefs): Buffer {
   let body: Uint8Array;
+  refs = table;
   try {
     body = packr.pack(frame);
   } catch (error) {
     if (error instanceof MoloError) throw error;
     throw new NotSerializable(describeFailure(error), { cause: error });
+  } finally {
+    refs = processRefs;
   }
   if (body.length > limitBytes) throw new PayloadTooLarge(body.length, limitBytes);
   // The packer reuses its buffer: copy out before the next frame overwrites it.
@@ -158,14 +165,20 @@ export function frameDestination(bytes: Uint8Array): number | undefined {
   return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
 }
 
-/** Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). */
-export function decodeFrame(bytes: Uint8Array): Frame | undefined {
+/**
+ * Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). Refs
+ * in it are interned in `table` (the process's unless a node gives its own).
+ */
+export function decodeFrame(bytes: Uint8Array, table: RefTable = processRefs): Frame | undefined {
   if (bytes.byteLength <= HEADER_BYTES) return undefined;
   let value: unknown;
+  refs = table;
   try {
     value = unpackr.unpack(bytes.subarray(HEADER_BYTES));
   } catch {
     return undefined;
+  } finally {
+    refs = processRefs;
   }
   return checkFrame(value);
 }
