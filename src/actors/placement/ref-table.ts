@@ -20,15 +20,27 @@ export class RefTable {
     const entry = this.#table.get(key);
     if (entry !== undefined && entry.deref() === undefined) this.#table.delete(key);
   });
+  /**
+   * Refs this table holds as canonical: a ref that travels often is found without building its
+   * key (the hot path of remote sends, one lookup per frame each way).
+   */
+  readonly #canonical = new WeakSet<Ref>();
+  /** The last ref interned: a stream of frames for one actor decodes without a key either. */
+  #last: Ref | undefined = undefined;
 
   /** The canonical ref for (node, id, creation), made on first sight. */
   intern(node: string, id: number, creation: number): Ref {
+    const last = this.#last;
+    if (last !== undefined && last.id === id && last.creation === creation && last.node === node && this.#canonical.has(last)) return last;
     const key = keyOf(node, id, creation);
-    const known = this.#table.get(key)?.deref();
-    if (known !== undefined) return known;
-    const ref = new Ref(node, id, creation);
-    this.#table.set(key, new WeakRef(ref));
-    this.#finalizer.register(ref, key);
+    let ref = this.#table.get(key)?.deref();
+    if (ref === undefined) {
+      ref = new Ref(node, id, creation);
+      this.#table.set(key, new WeakRef(ref));
+      this.#finalizer.register(ref, key);
+      this.#canonical.add(ref);
+    }
+    this.#last = ref;
     return ref;
   }
 
@@ -37,12 +49,15 @@ export class RefTable {
    * back. A live local ref (one with a cell) always wins over a copy made earlier.
    */
   remember(ref: Ref): void {
+    if (this.#canonical.has(ref)) return;
     const key = keyOf(ref.node, ref.id, ref.creation);
     const known = this.#table.get(key)?.deref();
     if (known === ref) return;
     if (known !== undefined && (known._cell !== undefined || ref._cell === undefined)) return;
+    if (known !== undefined) this.#canonical.delete(known);
     this.#table.set(key, new WeakRef(ref));
     this.#finalizer.register(ref, key);
+    this.#canonical.add(ref);
   }
 
   /** Entries in the table (some may already be collected); for tests. */
