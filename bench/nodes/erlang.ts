@@ -4,18 +4,16 @@
  * cookie, epmd). `ERL` and `ERLC` override the executables; when they are missing, Erlang rows are
  * unavailable.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Row } from '../suite.js';
+import { compileErlang, ERL } from '../actors/erlang.js';
 import { runProcess } from '../actors/process.js';
 
 const SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'erlang', 'molo_nodes_bench.erl');
-const ERL = process.env.ERL ?? 'erl';
-const ERLC = process.env.ERLC ?? 'erlc';
 
 export interface ErlangNodes {
   run(name: string, quick: boolean): Promise<Row>;
@@ -24,20 +22,13 @@ export interface ErlangNodes {
 }
 
 export async function startErlangNodes(): Promise<ErlangNodes | { readonly unavailable: string }> {
-  const probe = spawnSync(ERL, ['-noshell', '-eval', 'io:put_chars(erlang:system_info(otp_release)), halt().'], { encoding: 'utf8' });
-  if (probe.error !== undefined || probe.status !== 0) {
-    return { unavailable: `\`${ERL}\` not runnable (${probe.error?.message ?? `exit ${probe.status}`})` };
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'molo-bench-nodes-erl-'));
-  const compiled = spawnSync(ERLC, ['-o', dir, SOURCE], { encoding: 'utf8' });
-  if (compiled.error !== undefined || compiled.status !== 0) {
-    await rm(dir, { recursive: true, force: true });
-    return { unavailable: `\`${ERLC}\` failed: ${compiled.error?.message ?? compiled.stderr.trim()}` };
-  }
+  const compiled = await compileErlang(SOURCE);
+  if ('unavailable' in compiled) return compiled;
+  const { dir } = compiled;
   const cookie = randomBytes(12).toString('hex');
   const vm = (name: string): string[] => ['+S', '1:1', '-noshell', '-kernel', 'logger_level', 'none', '-name', `${name}@127.0.0.1`, '-setcookie', cookie, '-pa', dir];
   return {
-    version: `OTP ${probe.stdout.trim()}`,
+    version: compiled.version,
     async run(name, quick) {
       const tag = `${process.pid}_${Date.now()}`;
       const peerName = `molo_nb_peer_${tag}`;

@@ -60,36 +60,28 @@ export class NodeMetrics {
     counter('node_links_down_total', 'Links that went down.', (stats) => stats.linksDown);
     counter('node_bytes_sent_total', 'Bytes written to links after their handshake.', (stats) => stats.bytesSent);
     counter('node_bytes_received_total', 'Bytes read from links after their handshake.', (stats) => stats.bytesReceived);
-    new Counter({
-      name: `${prefix}node_handshakes_refused_total`,
-      help: 'Handshakes refused (by either side), by reason.',
-      labelNames: ['node', 'reason'],
-      registers,
-      collect() {
-        this.reset();
-        for (const node of nodes) {
-          for (const [reason, count] of Object.entries(node.stats().handshakesRefused)) this.inc({ node: node.name, reason }, count ?? 0);
-        }
-      },
-    });
-    new Counter({
-      name: `${prefix}node_frames_dropped_total`,
-      help: 'Frames or messages dropped, by reason.',
-      labelNames: ['node', 'reason'],
-      registers,
-      collect() {
-        this.reset();
-        for (const node of nodes) {
-          const stats = node.stats();
-          const name = node.name;
-          this.inc({ node: name, reason: 'malformed' }, stats.framesDropped);
-          this.inc({ node: name, reason: 'too_large' }, stats.framesTooLarge);
-          this.inc({ node: name, reason: 'unknown_actor' }, stats.unknownActors);
-          this.inc({ node: name, reason: 'queue_full' }, stats.queueFull);
-          this.inc({ node: name, reason: 'unconnected' }, stats.unconnectedSends);
-        }
-      },
-    });
+    const byReason = (name: string, help: string, read: (stats: NodeStats) => Iterable<[string, number]>): void => {
+      new Counter({
+        name: `${prefix}${name}`,
+        help,
+        labelNames: ['node', 'reason'],
+        registers,
+        collect() {
+          this.reset();
+          for (const node of nodes) for (const [reason, count] of read(node.stats())) this.inc({ node: node.name, reason }, count);
+        },
+      });
+    };
+    byReason('node_handshakes_refused_total', 'Handshakes refused (by either side), by reason.', (stats) =>
+      Object.entries(stats.handshakesRefused).map(([reason, count]): [string, number] => [reason, count ?? 0]),
+    );
+    byReason('node_frames_dropped_total', 'Frames or messages dropped, by reason.', (stats) => [
+      ['malformed', stats.framesDropped],
+      ['too_large', stats.framesTooLarge],
+      ['unknown_actor', stats.unknownActors],
+      ['queue_full', stats.queueFull],
+      ['unconnected', stats.unconnectedSends],
+    ]);
   }
 
   add(node: MeteredNode): void {

@@ -3,6 +3,7 @@
  * behave as in Erlang (noconnection), a wanted node is reconnected after it comes back, and the
  * kernel's routes by (node, creation) let placed actors and remote nodes coexist.
  */
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { behaviourModule, CallRequest, DownMessage, ExitMessage, Ref, type ExitReason } from '../../src/actors/index.js';
 import { InvalidNodeName, InvalidNodeOption, NodeDown, parseNodeName, startNode } from '../../src/nodes/index.js';
@@ -100,5 +101,31 @@ describe('placement and nodes side by side', () => {
     expect(await a.system.call(ref, 'get')).toBe(15);
     b.system.exit(placed, 'shutdown');
     await b.system.exited(placed);
+  });
+});
+
+describe('metrics', () => {
+  it('molo_node_* read links, queues and refusals at scrape time', async () => {
+    const registry = new Registry();
+    const a = await testNode('a', { registry });
+    const b = await testNode('b');
+    await a.connect(b.name);
+    expect(await a.whereis('nobody', b.name)).toBeUndefined();
+    await expect(startNode({ name: 'x@127.0.0.1:0', secret: 'another-secret-of-enough-length', system: { logger: false } }).then(async (x) => {
+      try {
+        await x.connect(a.name);
+      } finally {
+        await x.stop();
+      }
+    })).rejects.toMatchObject({ reason: 'auth' });
+    // x refused first (a proves itself first); a counts when x's refusal reaches it.
+    await eventually(() => a.stats().handshakesRefused.auth === 1);
+    const text = await registry.metrics();
+    expect(text).toContain(`molo_node_links_up{node="${a.name}"} 1`);
+    // The whereis call is sent and not yet acknowledged (credits come back per quarter of the queue).
+    expect(text).toContain(`molo_node_queued_bytes{node="${a.name}",peer="${b.name}"} ${a.links()[0]!.queuedBytes}`);
+    expect(text).toContain(`molo_node_handshakes_refused_total{node="${a.name}",reason="auth"} 1`);
+    const sent = /molo_node_bytes_sent_total\{node="[^"]+"\} (\d+)/.exec(text);
+    expect(Number(sent?.[1])).toBeGreaterThan(0);
   });
 });
