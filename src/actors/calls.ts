@@ -64,9 +64,9 @@ export class Calls {
   openElsewhere(routes: CallRoutes, target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
     const callee = typeof target === 'string' ? routes.router?.whereis(target) : target;
     const router = callee === undefined ? undefined : routes.routeOf(callee);
-    if (router === undefined) return Promise.reject(new NoProc(target));
+    if (callee === undefined || router === undefined) return Promise.reject(new NoProc(target));
     const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
-    const call = new CallRequest(request, callee!);
+    const call = new CallRequest(request, callee);
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
       call._reject = reject;

@@ -7,7 +7,7 @@
  * `molo_node_bytes_sent_total`, `molo_node_bytes_received_total`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { NodeStats } from './node.js';
+import type { NodeStats } from './stats.js';
 
 /** What the metrics read of a node. */
 export interface MeteredNode {

@@ -5,15 +5,16 @@
  * the peer's name, so refs of that node are served by it. Refs of nodes not connected go to
  * Unreachable (noconnection).
  */
-import { createServer as createTcpServer, connect as tcpConnect, isIP, type AddressInfo, type Server, type Socket } from 'node:net';
-import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
+import { isIP, type AddressInfo, type Server, type Socket } from 'node:net';
 import { ActorSystem } from '../actors/system.js';
-import { CallRequest, type Envelope } from '../actors/index.js';
 import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
 import { RefTable } from '../actors/placement/ref-table.js';
 import type { Logger } from '../telemetry/logger-api.js';
 import { HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
+import { startNetKernel } from './net-kernel.js';
+import { dial, listen } from './sockets.js';
+import { NodeCounters, type NodeStats } from './stats.js';
 import { accept, initiate, type HandshakeResult, type HandshakeSide } from './handshake.js';
 import { NodeLink, type DownReason, type LinkSettings } from './link.js';
 import { nodeMetrics } from './metrics.js';
@@ -23,8 +24,8 @@ import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spaw
 import { Unreachable } from './unreachable.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
 
-/** The name of every node's net kernel actor (answers `whereis` and remote spawns for other nodes). */
-export const NET_KERNEL_NAME = 'molo.net_kernel';
+export { NET_KERNEL_NAME } from './net-kernel.js';
+export type { NodeStats } from './stats.js';
 /** Default time a remote spawn may take (a process host starting, a module loading). */
 export const REMOTE_SPAWN_TIMEOUT_MS = 30_000;
 
@@ -32,26 +33,6 @@ export const REMOTE_SPAWN_TIMEOUT_MS = 30_000;
 export type NodeEventMessage =
   | { readonly type: 'nodeup'; readonly node: string }
   | { readonly type: 'nodedown'; readonly node: string; readonly reason: DownReason };
-
-export interface NodeStats {
-  readonly linksUp: number;
-  readonly handshakesCompleted: number;
-  /** Handshakes refused, by either side, by reason. */
-  readonly handshakesRefused: Readonly<Partial<Record<RefusalReason, number>>>;
-  /** Frames dropped: malformed, misaddressed or speaking for another node's actors. */
-  readonly framesDropped: number;
-  /** Links closed because the peer sent a frame over the cap. */
-  readonly framesTooLarge: number;
-  /** Messages from peers for actors (or names) not alive here. */
-  readonly unknownActors: number;
-  /** Sends dropped or calls refused because a link's queue was full. */
-  readonly queueFull: number;
-  /** Sends to actors of nodes not connected. */
-  readonly unconnectedSends: number;
-  readonly linksDown: number;
-  readonly bytesSent: number;
-  readonly bytesReceived: number;
-}
 
 interface Wanted {
   attempts: number;
@@ -68,17 +49,7 @@ type Listener = (node: string, reason: DownReason) => void;
 /** Starts a node: listens, starts its system, connects to its seeds. */
 export async function startNode(options: NodeOptions): Promise<Node> {
   const resolved = resolveNodeOptions(options);
-  const tls = resolved.tls;
-  const server: Server = tls
-    ? createTlsServer({ key: tls.key, cert: tls.cert, ca: tls.ca as string, requestCert: true, rejectUnauthorized: true })
-    : createTcpServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(resolved.address.port, resolved.listenHost, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls);
   const { name, host } = resolved.address;
   const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
   const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
@@ -99,21 +70,11 @@ export class Node {
   readonly #unreachable: Unreachable;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
-  readonly #kernel: Ref;
+  /** Id of the net kernel, told to peers in the handshake. */
   #pendingHandshakes = 0;
   #stopped = false;
   #closed: Promise<void> | undefined;
-  readonly #counts = {
-    handshakesCompleted: 0,
-    handshakesRefused: {} as Partial<Record<RefusalReason, number>>,
-    framesDropped: 0,
-    framesTooLarge: 0,
-    unknownActors: 0,
-    queueFull: 0,
-    linksDown: 0,
-    bytesSent: 0,
-    bytesReceived: 0,
-  };
+  readonly #counts = new NodeCounters();
   /** Typed errors logged per link before only counting: a hostile peer cannot flood the log. */
   static readonly LOGGED_DROPS_PER_LINK = 10;
   readonly #logged = new WeakMap<NodeLink, number>();
@@ -136,11 +97,11 @@ export class Node {
     };
     this.#unreachable = new Unreachable(system, () => void this.stop());
     system.setRemoteRouter(this.#unreachable);
-    this.#kernel = system.spawn((message: Envelope<unknown>) => this.#serveKernel(message), { name: NET_KERNEL_NAME });
+    const kernel = startNetKernel(system, options.remoteSpawn);
     this.#side = {
       name,
       secret: options.secret,
-      info: { creation: system.creation, kernelId: this.#kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
+      info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
     server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.#accepted(socket));
@@ -260,32 +221,7 @@ export class Node {
 
   /** Counters since start (links closed included). */
   stats(): NodeStats {
-    const counts = this.#counts;
-    let framesDropped = counts.framesDropped;
-    let unknownActors = counts.unknownActors;
-    let queueFull = counts.queueFull;
-    let bytesSent = counts.bytesSent;
-    let bytesReceived = counts.bytesReceived;
-    for (const link of this.#links.values()) {
-      framesDropped += link.router.stats.framesDropped + link.router.stats.framesForged;
-      unknownActors += link.router.unknownActors;
-      queueFull += link.fullDrops;
-      bytesSent += link.frames.bytesWritten;
-      bytesReceived += link.frames.bytesRead;
-    }
-    return {
-      linksUp: this.#links.size,
-      handshakesCompleted: counts.handshakesCompleted,
-      handshakesRefused: { ...counts.handshakesRefused },
-      framesDropped,
-      framesTooLarge: counts.framesTooLarge,
-      unknownActors,
-      queueFull,
-      unconnectedSends: this.#unreachable.dropped,
-      linksDown: counts.linksDown,
-      bytesSent,
-      bytesReceived,
-    };
+    return this.#counts.snapshot(this.#links.values(), this.#links.size, this.#unreachable.dropped);
   }
 
   /** Per link: peer, bytes queued (unacknowledged or waiting), when it came up. */
@@ -321,22 +257,6 @@ export class Node {
 
   // ---- links ----------------------------------------------------------------------------------
 
-  #serveKernel(message: Envelope<unknown>): void {
-    if (!(message instanceof CallRequest)) return;
-    const request = message.request;
-    if (Array.isArray(request) && request[0] === 'whereis' && typeof request[1] === 'string') {
-      message.reply(this.system.whereis(request[1]) ?? null);
-    } else if (Array.isArray(request) && request[0] === 'spawn' && request.length === 5) {
-      // Answered when the spawn settles; the kernel goes on serving meanwhile.
-      serveSpawn(this.system, this.#options.remoteSpawn, request).then(
-        (ref) => message.reply(['ok', ref ?? null]),
-        (error: unknown) => message.reply(['error', error instanceof Error ? error : new Error(String(error))]),
-      );
-    } else {
-      message.reply(null);
-    }
-  }
-
   /** Acceptor's rule for a peer: known (if `allow` is set), not already linked; a simultaneous dial is won by the smaller name. */
   #admit(peer: string): RefusalReason | undefined {
     if (this.#stopped) return 'busy';
@@ -370,18 +290,9 @@ export class Node {
     if (this.#stopped || this.#links.has(node) || this.#dialing.has(node)) return;
     this.#dialing.add(node);
     const { host, port } = parseNodeName(node);
-    const tls = this.#options.tls;
-    let socket: Socket;
-    const connected = new Promise<void>((resolve, reject) => {
-      if (tls) {
-        socket = tlsConnect({ host, port, key: tls.key, cert: tls.cert, ca: tls.ca as string, servername: isIP(host) === 0 ? host : undefined }, resolve);
-      } else {
-        socket = tcpConnect({ host, port }, resolve);
-      }
-      socket.once('error', reject);
-    });
+    const { socket, connected } = dial(host, port, this.#options.tls);
     try {
-      await this.#handshake(socket!, connected, (side) => initiate(socket, side, node), node);
+      await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
     } catch (error) {
       for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
       this.#waiters.delete(node);
@@ -444,8 +355,7 @@ export class Node {
   }
 
   #refused(error: HandshakeRefused): void {
-    const refused = this.#counts.handshakesRefused;
-    refused[error.reason] = (refused[error.reason] ?? 0) + 1;
+    this.#counts.refused(error.reason);
     // A duplicate is the normal end of a simultaneous connect.
     if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
   }
@@ -478,13 +388,7 @@ export class Node {
 
   #down(link: NodeLink, reason: DownReason): void {
     const peer = link.peer;
-    const counts = this.#counts;
-    counts.linksDown++;
-    counts.framesDropped += link.router.stats.framesDropped + link.router.stats.framesForged;
-    counts.unknownActors += link.router.unknownActors;
-    counts.queueFull += link.fullDrops;
-    counts.bytesSent += link.frames.bytesWritten;
-    counts.bytesReceived += link.frames.bytesRead;
+    this.#counts.closed(link);
     if (this.#links.get(peer) !== link) return;
     this.#links.delete(peer);
     this.system.setNodeRoute(peer, undefined);
