@@ -240,17 +240,18 @@ export class Node {
   stop(): Promise<void> {
     if (this.#closed !== undefined) return this.#closed;
     this.#stopped = true;
+    let closed!: () => void;
+    // Set first: the system's shutdown below calls back here (through the remote router).
+    this.#closed = new Promise<void>((resolve) => (closed = resolve));
     for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
     this.#wanted.clear();
     for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
     this.#waiters.clear();
     if (!this.system.stopped) this.system.shutdown();
-    this.#closed = new Promise<void>((resolve) => {
-      // A turn later, so the exits the shutdown sent are written before the links close.
-      setImmediate(() => {
-        for (const link of [...this.#links.values()]) link.close('stopped');
-        this.#server.close(() => resolve());
-      });
+    // A turn later, so the exits the shutdown sent are written before the links close.
+    setImmediate(() => {
+      for (const link of [...this.#links.values()]) link.close('stopped');
+      this.#server.close(() => closed());
     });
     return this.#closed;
   }
