@@ -52,6 +52,30 @@ describe('refs of nodes not connected', () => {
   });
 });
 
+describe('stopping a node', () => {
+  it('its actors exit with shutdown as its peers see them (before the link closes), then nodedown', async () => {
+    const a = await testNode('a');
+    const b = await testNode('b');
+    a.system.spawn(() => {}, { name: 'worker' });
+    await b.connect(a.name);
+    const worker = (await b.whereis('worker', a.name))!;
+    const seen: string[] = [];
+    b.on('nodedown', (node, reason) => seen.push(`nodedown ${reason}`));
+    const watcher = b.system.spawn((message, ctx) => {
+      if (message === 'watch') ctx.monitor(worker);
+      else if (message instanceof DownMessage) seen.push(`DOWN ${String(message.reason)}`);
+    });
+    b.system.send(watcher, 'watch');
+    await eventually(() => b.system.info(watcher)?.monitors.length === 1, 2_000, 'the monitor');
+    // A round trip behind the monitor frame: a has it.
+    await b.whereis('worker', a.name);
+    await a.stop();
+    await eventually(() => seen.length === 2);
+    expect(seen).toEqual(['DOWN shutdown', 'nodedown closed']);
+    b.system.exit(watcher, 'kill');
+  });
+});
+
 describe('reconnecting', () => {
   it('a wanted node that comes back on its address is reconnected, with capped backoff', async () => {
     const a = await testNode('a', { reconnectMinMs: 20, reconnectMaxMs: 100 });

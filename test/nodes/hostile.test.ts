@@ -164,4 +164,18 @@ describe('hostile peers', () => {
     await sleep(10);
     peer.socket.destroy();
   });
+
+  it('handshakes over maxPendingHandshakes are refused at once (busy); a node not in allow is refused (unknown)', async () => {
+    const a = await testNode('a', { maxPendingHandshakes: 2, handshakeTimeoutMs: 2_000, allow: ['friend@127.0.0.1:1'] });
+    const held = [await rawSocket(a), await rawSocket(a)];
+    await sleep(50);
+    const extra = await rawSocket(a);
+    await new Promise((resolve) => extra.once('close', resolve));
+    expect(a.stats().handshakesRefused.busy).toBe(1);
+    for (const socket of held) socket.destroy();
+    await eventually(() => (a.stats().handshakesRefused.malformed ?? 0) === 2);
+    await expect(rawPeer(a, 'stranger@127.0.0.1:1')).rejects.toMatchObject({ reason: 'unknown' });
+    const friend = await rawPeer(a, 'friend@127.0.0.1:1');
+    expect(a.isConnected(friend.name)).toBe(true);
+  });
 });
