@@ -128,6 +128,37 @@ describe('placement and nodes side by side', () => {
   });
 });
 
+describe('placed actors reach other nodes', () => {
+  it('an actor in a thread host sends to, calls and monitors an actor of another node through its system', async () => {
+    const a = await testNode('a');
+    const b = await testNode('b');
+    const got: unknown[] = [];
+    b.system.spawn((message) => void (message instanceof CallRequest ? message.reply(['b', message.request]) : got.push(message)), { name: 'echo' });
+    const worker = b.system.spawn(() => {}, { name: 'worker' });
+    await a.connect(b.name);
+    const echo = (await a.whereis('echo', b.name))!;
+    const remoteWorker = (await a.whereis('worker', b.name))!;
+    const probe = await a.system.spawnPlaced(behaviourModule(new URL('../actors/placement/fixtures/probe.ts', import.meta.url), 'probe'), { placement: 'thread' });
+    expect(await a.system.call(probe, { call: echo, request: 1 })).toEqual({ reply: ['b', 1] });
+    expect(await a.system.call(probe, { send: echo, message: 'from a thread' })).toBe('sent');
+    await eventually(() => got.length === 1);
+    expect(got).toEqual(['from a thread']);
+    await a.system.call(probe, { monitor: remoteWorker });
+    // A round trip behind the monitor: b has it.
+    await a.system.call(probe, { call: echo, request: 2 });
+    b.system.exit(worker, 'shutdown');
+    const downs: unknown[] = [];
+    for (let i = 0; i < 200 && downs.length === 0; i++) {
+      const log = (await a.system.call(probe, 'log')) as { type?: string; reason?: unknown }[];
+      downs.push(...log.filter((entry) => entry.type === 'DOWN').map((entry) => entry.reason));
+      await sleep(10);
+    }
+    expect(downs).toEqual(['shutdown']);
+    a.system.exit(probe, 'shutdown');
+    await a.system.exited(probe);
+  });
+});
+
 describe('metrics', () => {
   it('molo_node_* read links, queues and refusals at scrape time', async () => {
     const registry = new Registry();
