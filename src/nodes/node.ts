@@ -295,8 +295,11 @@ export class Node {
     try {
       await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
     } catch (error) {
-      for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
-      this.#waiters.delete(node);
+      // Refused as a duplicate: the link is up, or coming up, from the other side; waiters wait for it.
+      if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
+        for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
+        this.#waiters.delete(node);
+      }
       this.#scheduleReconnect(node);
     } finally {
       this.#dialing.delete(node);
