@@ -21,3 +21,4 @@ node.system.spawn(
 );
 node.system.spawn((message) => void (message instanceof CallRequest && message.reply(message.request)), { name: 'echo' });
 process.stdout.write(`ready ${node.name}\n`);
+process.on('SIGINT', () => process.exit(0));
