@@ -134,7 +134,11 @@ export class Node {
    * NodeDown), while attempts go on.
    */
   connect(node: string): Promise<void> {
-    parseNodeName(node);
+    try {
+      parseNodeName(node);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.#stopped) return Promise.reject(new NodeStopped(this.name));
     if (node === this.name) return Promise.reject(new InvalidNodeOption('node', 'a node does not connect to itself'));
     if (this.#links.has(node)) return Promise.resolve();
@@ -308,7 +312,8 @@ export class Node {
 
   #accepted(socket: Socket): void {
     if (this.#stopped || this.#pendingHandshakes >= this.#options.maxPendingHandshakes) {
-      this.#refused(new HandshakeRefused(this.#stopped ? 'busy' : 'busy', undefined, 'too many handshakes in progress'));
+      const why = this.#stopped ? 'the node is stopping' : `${this.#options.maxPendingHandshakes} handshakes in progress (maxPendingHandshakes)`;
+      this.#refused(new HandshakeRefused('busy', undefined, why));
       socket.destroy();
       return;
     }
