@@ -99,7 +99,7 @@ describe('the placement wire format', () => {
 
   it('carries any ref id up to 2^53 and any node name; refuses a ref it cannot carry; drops malformed ref bytes', () => {
     for (const [node, id, creation] of [['n', 0, 1], ['ünï@h:1', 0xffff_ffff, 0xffff_ffff], ['x', 2 ** 32, 7], ['x', Number.MAX_SAFE_INTEGER, 0]] as const) {
-      const ref = (roundTrip([FrameKind.Send, new Ref(node, id, creation), 'm']) as Frame & [number, Ref])[1];
+      const ref = (roundTrip([FrameKind.Send, new Ref(node, id, creation), 'm']) as unknown as [number, Ref])[1];
       expect([ref.node, ref.id, ref.creation]).toEqual([node, id, creation]);
     }
     expect(() => encodeFrame(1, [FrameKind.Send, new Ref('n', -1, 1), 'm'], 1_000)).toThrow(NotSerializable);
