@@ -10,6 +10,7 @@ import { ormMetrics } from '../../src/data/orm/metrics.js';
 import { pgMetrics } from '../../src/data/pg/metrics.js';
 import { builtinMetrics } from '../../src/admin/builtin-metrics.js';
 import { Admin, startAdminHttp } from '../../src/admin/index.js';
+import { nodeMetrics } from '../../src/nodes/metrics.js';
 import { Supervisor } from '../../src/behaviours/index.js';
 import { createTelemetry, RuntimeMetrics } from '../../src/telemetry/index.js';
 import { testSystem } from '../support/systems.js';
@@ -37,6 +38,7 @@ describe('docs/telemetry.md lists every metric with its labels', () => {
     topicMetrics(registry);
     taskMetrics(registry);
     schedulerMetrics(registry);
+    nodeMetrics(registry);
     const names = [...documented(registry), ...LAZY];
     const inDoc = [...DOC.matchAll(/^\| `(molo_[a-z_]+(?:\{[a-z,]+\})?)` \|/gm)].map((match) => match[1]);
     expect(names.filter((name) => !inDoc.includes(name)), 'registered but not documented').toEqual([]);
