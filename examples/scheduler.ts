@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem, MoloError } from '../src/actors/index.js';
-import { openScheduler, openTaskQueue, startTaskWorkers, type Scheduler } from '../src/bus/index.js';
-import { openSqlite } from '../src/data/sqlite/index.js';
+import { ActorSystem, MoloError } from 'molo/actors';
+import { openScheduler, openTaskQueue, startTaskWorkers, type Scheduler } from 'molo/bus';
+import { openSqlite } from 'molo/data';
 
 const dir = mkdtempSync(join(tmpdir(), 'molo-scheduler-example-'));
 const system = new ActorSystem({ node: 'example' });

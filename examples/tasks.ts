@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { Supervisor } from '../src/behaviours/index.js';
-import { openTaskQueue, PermanentTaskFailure, taskWorkersChild, type TaskHandlers } from '../src/bus/index.js';
-import { openSqlite } from '../src/data/index.js';
+import { ActorSystem } from 'molo/actors';
+import { Supervisor } from 'molo/behaviours';
+import { openTaskQueue, PermanentTaskFailure, taskWorkersChild, type TaskHandlers } from 'molo/bus';
+import { openSqlite } from 'molo/data';
 
 const dir = mkdtempSync(join(tmpdir(), 'molo-tasks-example-'));
 const system = new ActorSystem({ node: 'example' });
