@@ -39,7 +39,8 @@ export function deliveryStatements(t: StreamTables, sql: (text: string) => strin
     dueRedeliveries: sql(
       `SELECT seq, deliveries FROM ${t.pending} WHERE consumer_id = $1::int8 AND deadline <= $2::int8 ORDER BY deadline, seq LIMIT $3::int8 FOR UPDATE SKIP LOCKED`,
     ),
-    cursor: sql(`SELECT next_seq, (SELECT count(*) FROM ${t.pending} WHERE consumer_id = $1::int8) AS pending FROM ${t.consumers} WHERE id = $1::int8 FOR UPDATE`),
+    cursor: sql(`SELECT next_seq, (SELECT count(*) FROM ${t.pending} WHERE consumer_id = $1::int8) AS pending,
+      (SELECT last_seq FROM ${t.streams} s WHERE s.id = ${t.consumers}.stream_id) AS last_seq FROM ${t.consumers} WHERE id = $1::int8 FOR UPDATE`),
     newMessages: sql(`SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq >= $2::int8 ORDER BY seq LIMIT $3::int8`),
     moveCursor: sql(`UPDATE ${t.consumers} SET next_seq = $2::int8 WHERE id = $1::int8`),
     chunksOf: sql(`SELECT bytes FROM ${t.chunks} WHERE stream_id = $1::int8 AND seq = $2::int8 ORDER BY idx`),
@@ -81,6 +82,10 @@ export interface FetchResult {
   readonly vanished: number;
   /** False when the consumer row is gone. */
   readonly found: boolean;
+  /** Deliveries the consumer holds unacked after this fetch (for the pending gauge). */
+  readonly pending: number;
+  /** Messages published past the cursor after this fetch (for the lag gauge). */
+  readonly lag: number;
 }
 
 /** One fetch, inside `tx`. */
@@ -88,7 +93,7 @@ export async function takeDeliveries(tx: Transaction, s: DeliveryStatements, tar
   const { consumerId, streamId } = target;
   const deadline = now + target.ackWaitMs;
   const [due, cursor] = await Promise.all([tx.query(s.dueRedeliveries, [consumerId, now, batch]), tx.query(s.cursor, [consumerId])]);
-  if (cursor.rows.length === 0) return { taken: [], exhausted: [], vanished: 0, found: false };
+  if (cursor.rows.length === 0) return { taken: [], exhausted: [], vanished: 0, found: false, pending: 0, lag: 0 };
   const taken: Taken[] = [];
   const exhausted: { seq: number; deliveries: number }[] = [];
   let vanished = 0;
@@ -128,19 +133,25 @@ export async function takeDeliveries(tx: Transaction, s: DeliveryStatements, tar
   const nextSeq = toNumber(cursor.rows[0]!.next_seq);
   const pending = toNumber(cursor.rows[0]!.pending) - drop.length;
   const room = Math.min(batch - taken.length, target.maxAckPending - pending);
+  let cursorAfter = nextSeq;
+  let fresh = 0;
   if (room > 0) {
     const { rows } = await tx.query(s.newMessages, [streamId, nextSeq, room]);
     if (rows.length > 0) {
-      const fresh = await messagesOf(tx, s, target.stream, streamId, rows);
-      const seqs = fresh.map((message) => message.seq);
+      const messages = await messagesOf(tx, s, target.stream, streamId, rows);
+      const seqs = messages.map((message) => message.seq);
       await Promise.all([
         tx.query(s.insertPending(seqs.length), [consumerId, deadline, ...seqs]),
         tx.query(s.moveCursor, [consumerId, seqs[seqs.length - 1]! + 1]),
       ]);
-      for (const message of fresh) taken.push({ message, deliveryCount: 1 });
+      for (const message of messages) taken.push({ message, deliveryCount: 1 });
+      cursorAfter = seqs[seqs.length - 1]! + 1;
+      fresh = seqs.length;
     }
   }
-  return { taken, exhausted, vanished, found: true };
+  const last = cursor.rows[0]!.last_seq;
+  const lastSeq = last === null || last === undefined ? 0 : toNumber(last);
+  return { taken, exhausted, vanished, found: true, pending: pending + fresh, lag: Math.max(0, lastSeq - cursorAfter + 1) };
 }
 
 async function readMessages(tx: Queryable, s: DeliveryStatements, stream: string, streamId: number, seqs: readonly number[]): Promise<StoredMessage[]> {
