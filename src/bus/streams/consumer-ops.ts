@@ -3,7 +3,7 @@
  * by its deliver policy, under the per-stream cap), read its cursor, delete it, and write a group of
  * acks. Fetching is delivery-ops.ts.
  */
-import type { DataContext } from '../../data/index.js';
+import type { DataContext, Queryable } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { sameSettings } from './config.js';
 import type { DeliveryStatements, FetchTarget } from './delivery-ops.js';
@@ -104,11 +104,16 @@ export async function removeConsumer(s: StoreSql, streamId: number, name: string
   );
 }
 
-/**
- * A group of acks, grouped by consumer: one DELETE of up to 1,000 sequences each, all in one
- * transaction (one commit, one fsync on SQLite, for the whole group).
- */
+/** A group of acks in a transaction of their own (one commit, one fsync on SQLite, for the whole group). */
 export async function writeAcks(s: StoreSql, statements: DeliveryStatements, items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
+  return s.db.transaction((tx) => deleteAcked(tx, statements, items));
+}
+
+/**
+ * The acks' DELETEs, grouped by consumer (up to 1,000 sequences each), all issued at once: a fetch
+ * issues them ahead of its own reads in the same transaction, which then see them done.
+ */
+export async function deleteAcked(tx: Queryable, statements: DeliveryStatements, items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
   const groups = new Map<number, number[]>();
   for (let i = 0; i < items.length; i++) {
     const id = items[i]!.consumer.consumerId;
@@ -117,23 +122,21 @@ export async function writeAcks(s: StoreSql, statements: DeliveryStatements, ite
     else list.push(i);
   }
   const removed = new Map<number, Set<number>>();
-  await s.db.transaction(async (tx) => {
-    const deletes: Promise<void>[] = [];
-    for (const [consumerId, indexes] of groups) {
-      const seqs = [...new Set(indexes.map((index) => items[index]!.seq))];
-      const set = new Set<number>();
-      removed.set(consumerId, set);
-      for (let k = 0; k < seqs.length; k += 1_000) {
-        const part = seqs.slice(k, k + 1_000);
-        deletes.push(
-          tx.query(statements.deletePending(part.length), [consumerId, ...part]).then(({ rows }) => {
-            for (const row of rows) set.add(toNumber(row.seq));
-          }),
-        );
-      }
+  const deletes: Promise<void>[] = [];
+  for (const [consumerId, indexes] of groups) {
+    const seqs = [...new Set(indexes.map((index) => items[index]!.seq))];
+    const set = new Set<number>();
+    removed.set(consumerId, set);
+    for (let k = 0; k < seqs.length; k += 1_000) {
+      const part = seqs.slice(k, k + 1_000);
+      deletes.push(
+        tx.query(statements.deletePending(part.length), [consumerId, ...part]).then(({ rows }) => {
+          for (const row of rows) set.add(toNumber(row.seq));
+        }),
+      );
     }
-    await Promise.all(deletes);
-  });
+  }
+  await Promise.all(deletes);
   return items.map((item): Outcome<void> => {
     const set = removed.get(item.consumer.consumerId)!;
     // A second ack of one sequence in the same batch finds it gone.

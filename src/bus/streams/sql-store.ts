@@ -15,8 +15,8 @@ import { toNumber } from '../../data/kv/sql-backend.js';
 import type { Logger } from '../../telemetry/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveStreamConfig } from './config.js';
-import { insertConsumer, readConsumer, removeConsumer, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
-import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements } from './delivery-ops.js';
+import { deleteAcked, insertConsumer, readConsumer, removeConsumer, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
+import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
 import { StreamAckUnknown, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
@@ -140,7 +140,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
       capName: 'streams.maxPublishQueue',
     });
     this.#acker = new GroupCommit({
-      run: (items) => writeAcks(this.#store, this.#delivery, items),
+      run: (items) => this.#writeAcks(items),
       maxBatch: 4_096,
       maxQueued: STREAM_LIMITS.maxAckQueue,
       capName: 'streams.maxAckQueue',
@@ -318,7 +318,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     const until = this.#clock.now() + maxWaitMs;
     for (let retried = false; ; ) {
       const now = this.#now();
-      const result = await this.#db.transaction((tx) => takeDeliveries(tx, this.#delivery, target, batch, now), { ctx: options.ctx });
+      const result = await this.#take(target, batch, now, options.ctx);
       if (!result.found) {
         if (retried) throw new StreamConsumerNotFound(stream, consumer);
         // Deleted (and maybe made again) elsewhere: look it up once more.
@@ -349,13 +349,52 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     }
   }
 
+  /**
+   * One fetch transaction. Acks waiting for their group commit go in it too, ahead of its reads:
+   * a consumer that acks a batch and fetches the next pays one commit (one fsync on SQLite) for
+   * both. Not inside a caller's transaction (`ctx`): its rollback would undo acks already resolved.
+   */
+  async #take(target: ConsumerEntry, batch: number, now: number, ctx: DataContext | undefined): Promise<FetchResult> {
+    const acks = ctx === undefined ? this.#acker.takeQueued() : undefined;
+    if (acks === undefined) return this.#db.transaction((tx) => takeDeliveries(tx, this.#delivery, target, batch, now), { ctx });
+    let outcomes: readonly Outcome<void>[];
+    let result: FetchResult;
+    try {
+      [outcomes, result] = await this.#db.transaction((tx) => {
+        const acked = deleteAcked(tx, this.#delivery, acks.items);
+        return Promise.all([acked, takeDeliveries(tx, this.#delivery, target, batch, now)]);
+      });
+    } catch (error) {
+      acks.fail(error);
+      throw error;
+    }
+    // The fetch's own gauge is exact after it; other consumers' pending gauges go down here.
+    this.#ackedGauges(acks.items, outcomes, target.consumerId);
+    acks.settle(outcomes);
+    return result;
+  }
+
   async ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
     await this.#acker.submit({ consumer: entry, seq });
     this.#count(stream).acked++;
-    this.#settled(stream, consumer);
+  }
+
+  async #writeAcks(items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
+    const outcomes = await writeAcks(this.#store, this.#delivery, items);
+    this.#ackedGauges(items, outcomes, undefined);
+    return outcomes;
+  }
+
+  /** Acked deliveries leave the pending gauges at once (but for `except`'s, which its fetch sets). */
+  #ackedGauges(items: readonly AckItem[], outcomes: readonly Outcome<void>[], except: number | undefined): void {
+    if (this.consumerGauges.size === 0) return;
+    for (let i = 0; i < items.length; i++) {
+      const { consumer } = items[i]!;
+      if (outcomes[i]!.ok && consumer.consumerId !== except) this.#settled(consumer.stream, consumer.name);
+    }
   }
 
   async nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
@@ -455,7 +494,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     return counts;
   }
 
-  /** One delivery of the consumer acked or termed here: its pending gauge goes down at once. */
+  /** One delivery of the consumer acked or termed: its pending gauge goes down at once. */
   #settled(stream: string, consumer: string): void {
     const gauge = this.consumerGauges.get(consumerKey(stream, consumer));
     if (gauge !== undefined && gauge.pending > 0) gauge.pending--;

@@ -377,6 +377,20 @@ describe.each(STREAM_BACKENDS)('StreamStore on $name', (backend) => {
     }
   });
 
+  it('writes the acks waiting for their group commit in the next fetch transaction, ahead of its reads', async () => {
+    await store.createStream('s');
+    await publishMany(store, 's', 6);
+    await store.createConsumer('s', 'c', { maxAckPending: 3 });
+    const first = await store.fetch('s', 'c', { batch: 3 });
+    // Not awaited: the acks wait for their group commit, and the fetch issued now takes them in.
+    const acks = first.map((delivery) => delivery.ack());
+    const second = await store.fetch('s', 'c', { batch: 3 });
+    expect(second.map((delivery) => delivery.seq)).toEqual([4, 5, 6]);
+    await Promise.all(acks);
+    await expect(first[0]!.ack()).rejects.toBeInstanceOf(StreamAckUnknown);
+    expect(await store.consumerInfo('s', 'c')).toMatchObject({ ackFloor: 3, pending: 3, lag: 0 });
+  });
+
   it('caps the ack queue with a cap of its own, streams.maxAckQueue', async () => {
     await store.createStream('s');
     await store.createConsumer('s', 'c');
