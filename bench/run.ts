@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { actorsSuite } from './actors/suite.js';
 import { dataSuite } from './data/suite.js';
 import { kvSuite } from './kv/suite.js';
+import { nodesSuite } from './nodes/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
 import { streamsSuite } from './streams/suite.js';
@@ -15,7 +16,7 @@ import { tasksSuite } from './tasks/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 

@@ -1,7 +1,38 @@
-// The public API of Molo. Areas also have their own entries (`molo/actors`, `molo/behaviours`).
+// The public API of Molo. Areas also have their own entries (`molo/actors`, `molo/behaviours`, `molo/nodes`).
 export * from './actors/index.js';
 export * from './behaviours/index.js';
 export * from './admin/index.js';
 export * from './telemetry/index.js';
 export * from './data/index.js';
 export * from './bus/index.js';
+// `molo/nodes` names its entry `startNode`; here that name is the admin's application node, so the
+// cluster node is exported under `startClusterNode` (and its options as `ClusterNodeOptions`).
+export {
+  startNode as startClusterNode,
+  Node as ClusterNode,
+  NET_KERNEL_NAME,
+  REMOTE_SPAWN_TIMEOUT_MS,
+  parseNodeName,
+  nodeMetrics,
+  NodeMetrics,
+  NodeErrorCode,
+  InvalidNodeName,
+  InvalidNodeOption,
+  HandshakeRefused,
+  NodeFrameTooLarge,
+  MalformedNodeFrame,
+  UnknownRemoteActor,
+  NodeLinkFull,
+  NodeDown,
+  NodeStopped,
+  type NodeOptions as ClusterNodeOptions,
+  type NodeEventMessage,
+  type NodeStats,
+  type NodeTlsOptions,
+  type FullPolicy,
+  type DownReason,
+  type NodeAddress,
+  type RefusalReason,
+  type RemoteSpawnOptions,
+  type RemoteSpawnPolicy,
+} from './nodes/index.js';

@@ -15,6 +15,7 @@ import type { CaseName } from './cases.js';
 const SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'erlang', 'molo_bench.erl');
 const ERL = process.env.ERL ?? 'erl';
 const ERLC = process.env.ERLC ?? 'erlc';
+export { ERL };
 
 export interface ErlangRuntime {
   /** Runs one case in a fresh VM; resolves with its row. */
@@ -24,20 +25,34 @@ export interface ErlangRuntime {
   readonly version: string;
 }
 
-/** Compiles the module, or explains why Erlang rows are unavailable. */
-export async function startErlang(): Promise<ErlangRuntime | { readonly unavailable: string }> {
+/** An Erlang module compiled into a temporary directory, and the OTP release that runs it. */
+export interface CompiledErlang {
+  readonly dir: string;
+  readonly version: string;
+}
+
+/** Compiles `source` with `erlc` (no .beam lands in the repository), or explains why Erlang rows are unavailable. */
+export async function compileErlang(source: string): Promise<CompiledErlang | { readonly unavailable: string }> {
   const probe = spawnSync(ERL, ['-noshell', '-eval', 'io:put_chars(erlang:system_info(otp_release)), halt().'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) {
     return { unavailable: `\`${ERL}\` not runnable (${probe.error?.message ?? `exit ${probe.status}`})` };
   }
   const dir = await mkdtemp(join(tmpdir(), 'molo-bench-erl-'));
-  const compiled = spawnSync(ERLC, ['-o', dir, SOURCE], { encoding: 'utf8' });
+  const compiled = spawnSync(ERLC, ['-o', dir, source], { encoding: 'utf8' });
   if (compiled.error !== undefined || compiled.status !== 0) {
     await rm(dir, { recursive: true, force: true });
     return { unavailable: `\`${ERLC}\` failed: ${compiled.error?.message ?? compiled.stderr.trim()}` };
   }
+  return { dir, version: `OTP ${probe.stdout.trim()}` };
+}
+
+/** Compiles the module, or explains why Erlang rows are unavailable. */
+export async function startErlang(): Promise<ErlangRuntime | { readonly unavailable: string }> {
+  const compiled = await compileErlang(SOURCE);
+  if ('unavailable' in compiled) return compiled;
+  const { dir } = compiled;
   return {
-    version: `OTP ${probe.stdout.trim()}`,
+    version: compiled.version,
     async run(name, quick) {
       const args = [
         '+S', '1:1', // one scheduler: Node runs actors on one thread too

@@ -9,6 +9,12 @@ import { checkTimeout } from './system-options.js';
 import type { TimerService } from './timers.js';
 import type { Router } from './placement/router.js';
 
+/** Where calls with no local callee go: names held elsewhere on the node, and routes by (node, creation). */
+export interface CallRoutes {
+  readonly router: Router | undefined;
+  routeOf(ref: Ref): Router | undefined;
+}
+
 /**
  * Calls in flight, from opening to settling. A call is its CallRequest: listed on its callee's
  * intrusive list (so the callee's exit fails them all in O(n)) and timed on the shared
@@ -18,8 +24,6 @@ import type { Router } from './placement/router.js';
 export class Calls {
   constructor(
     readonly timers: TimerService,
-    /** The system's creation: a ref of another one is the router's. */
-    readonly creation: number,
     /** A call's timeout when its caller gives none. */
     readonly defaultTimeoutMs: number,
   ) {}
@@ -53,19 +57,14 @@ export class Calls {
   }
 
   /**
-   * A call with no local callee: a ref of another creation, or a name held in a placement host.
-   * The caller-side timer is armed here, the router delivers; anything else fails with NoProc.
+   * A call with no local callee: a ref routed elsewhere (another creation or node), or a name held
+   * in a placement host. The caller-side timer is armed here, the router delivers; anything else
+   * fails with NoProc.
    */
-  openElsewhere(router: Router | undefined, target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
-    const callee =
-      router === undefined
-        ? undefined
-        : typeof target === 'string'
-          ? router.whereis(target)
-          : target.creation !== this.creation
-            ? target
-            : undefined;
-    if (callee === undefined) return Promise.reject(new NoProc(target));
+  openElsewhere(routes: CallRoutes, target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
+    const callee = typeof target === 'string' ? routes.router?.whereis(target) : target;
+    const router = callee === undefined ? undefined : routes.routeOf(callee);
+    if (callee === undefined || router === undefined) return Promise.reject(new NoProc(target));
     const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
     const call = new CallRequest(request, callee);
     const promise = new Promise<unknown>((resolve, reject) => {
@@ -77,7 +76,7 @@ export class Calls {
     // Infinity (OTP's infinity): no timer; the callee's exit still fails the call.
     call._timer = timeout === Infinity ? null : this.timers.schedule(timeout, expireCall, call);
     try {
-      router!.call(call);
+      router.call(call);
     } catch (error) {
       // The router may have wrapped `_settle` to forget the call too.
       call._settle?.(call, false, error);

@@ -9,9 +9,11 @@ const { EXITED, TRAP_EXIT } = CellFlag;
 
 /** What exit signals need from their system. */
 export interface SignalHost {
-  readonly creation: number;
-  /** Carries signals to and from actors of other creations (placed actors); undefined until one is placed. */
-  readonly router: Router | undefined;
+  /**
+   * Carries signals to and from an actor elsewhere (another creation or node); undefined for this
+   * system's own refs and when nothing routes the ref.
+   */
+  routeOf(ref: Ref): Router | undefined;
   /** Exits `cell` with `reason` now, without running `terminate`, and propagates. */
   terminateCell(cell: ActorCell, reason: ExitReason): void;
   /** Runs a kernel hook (an exit watcher) so that one that throws is counted and logged, not propagated. */
@@ -21,23 +23,20 @@ export interface SignalHost {
 /**
  * Exit signals, links and monitors, as OTP has them. Links are symmetric (a set of refs on each
  * cell); a monitor is held twice, as `monitoring` on its watcher and `monitoredBy` on its target,
- * so either side's exit drops it in O(1). An actor of another creation is the router's business.
+ * so either side's exit drops it in O(1). An actor elsewhere is its router's business.
  * What an exit sets off (signals to links, `DOWN` to watchers) is walked by the system's
  * `#finalize`, with {@link linkSignal} and {@link notify} from here.
  */
 export class ExitSignals {
   #nextMonitor = 0;
-  readonly #creation: number;
 
-  constructor(readonly host: SignalHost) {
-    this.#creation = host.creation;
-  }
+  constructor(readonly host: SignalHost) {}
 
   /** OTP's exit/2: `kill` is untrappable; a trapping target gets a message; `normal` is ignored. */
   exitSignal(target: Ref, from: Ref, reason: ExitReason): void {
     const cell = target._cell as ActorCell | undefined;
     if (cell === undefined) {
-      if (target.creation !== this.#creation) this.host.router?.exitSignal(target, from, reason);
+      this.host.routeOf(target)?.exitSignal(target, from, reason);
       return;
     }
     if (reason === 'kill') this.host.terminateCell(cell, 'killed');
@@ -63,8 +62,8 @@ export class ExitSignals {
     // An exited actor (a handler that outlived it) links to nothing: no stale entry on the target.
     if (other === cell || cell.flags & EXITED) return;
     if (other === undefined) {
-      const router = this.host.router;
-      if (target.creation !== this.#creation && router !== undefined) {
+      const router = this.host.routeOf(target);
+      if (router !== undefined) {
         (cell.links ??= new Set()).add(target);
         router.link(cell, target);
         return;
@@ -80,7 +79,7 @@ export class ExitSignals {
     cell.links?.delete(target);
     const other = target._cell as ActorCell | undefined;
     if (other !== undefined) other.links?.delete(cell.self);
-    else if (target.creation !== this.#creation) this.host.router?.unlink(cell, target);
+    else this.host.routeOf(target)?.unlink(cell, target);
   }
 
   nextMonitorId(): number {
@@ -93,8 +92,8 @@ export class ExitSignals {
     if (watcher instanceof ActorCell && watcher.flags & EXITED) return id;
     const cell = target._cell as ActorCell | undefined;
     if (cell === undefined) {
-      const router = this.host.router;
-      if (target.creation !== this.#creation && router !== undefined) {
+      const router = this.host.routeOf(target);
+      if (router !== undefined) {
         if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
         router.monitor(watcher, target, id);
         return id;
@@ -124,7 +123,7 @@ export class ExitSignals {
   #forget(target: Ref, id: MonitorRef): void {
     const cell = target._cell as ActorCell | undefined;
     if (cell !== undefined) cell.monitoredBy?.delete(id);
-    else if (target.creation !== this.#creation) this.host.router?.demonitor(target, id);
+    else this.host.routeOf(target)?.demonitor(target, id);
   }
 
   /** `DOWN` for one monitor of an exited (or never alive) actor: a message to an actor, a call to a callback. */

@@ -52,8 +52,12 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   #stopped = false;
   readonly #dying: ActorCell[] = [];
   #propagating = false;
-  /** Routes refs of other creations (placed actors' hosts); undefined until something is placed. */
+  /** Routes refs of this node's other creations (placed actors' hosts); undefined until something is placed. */
   #router: Router | undefined = undefined;
+  /** Routes to other nodes, by node name (the nodes layer's links); undefined until one is installed. */
+  #nodeRoutes: Map<string, Router> | undefined = undefined;
+  /** Routes refs of a node that has no route of its own (the nodes layer, for nodes not connected). */
+  #remoteRouter: Router | undefined = undefined;
   /** The observer opens spans: decided once, so an untraced call pays one branch. */
   readonly #tracing: boolean;
   readonly #loggerOption: LoggerOption | undefined;
@@ -73,7 +77,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     this.timers = new TimerService(this.clock);
     this.outside = new Ref(this.node, 0, this.creation);
     this.#tracing = typeof options.observer?.startSpan === 'function';
-    this.#calls = new Calls(this.timers, this.creation, this.callTimeoutMs);
+    this.#calls = new Calls(this.timers, this.callTimeoutMs);
     this.#signals = new ExitSignals(this);
   }
 
@@ -151,9 +155,36 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     this.#router = router;
   }
 
-  /** @internal The installed router, if any. */
+  /** @internal The installed router of this node's other creations (placement), if any. */
   get router(): Router | undefined {
     return this.#router;
+  }
+
+  /**
+   * @internal Installs (or, with undefined, removes) the route to another node: refs whose node is
+   * `node` go to `router`, whatever their creation. The nodes layer holds one per connected node.
+   */
+  setNodeRoute(node: string, router: Router | undefined): void {
+    if (node === this.node) throw new InvalidOption('node', 'this system is that node');
+    if (router === undefined) this.#nodeRoutes?.delete(node);
+    else (this.#nodeRoutes ??= new Map()).set(node, router);
+  }
+
+  /** @internal Installs the router for refs of nodes that have no route of their own; throws if one is installed. */
+  setRemoteRouter(router: Router): void {
+    if (this.#remoteRouter !== undefined) throw new InvalidOption('router', 'a remote router is already installed');
+    this.#remoteRouter = router;
+  }
+
+  /**
+   * @internal Where a ref with no local cell goes: undefined for this system's own refs (the actor
+   * is gone) and when nothing routes it. Routing is by (node, creation): this node's other
+   * creations go to placement; other nodes to their route, else the remote router. Without the
+   * nodes layer a foreign node's ref falls back to placement (a host forwards it to its parent).
+   */
+  routeOf(ref: Ref): Router | undefined {
+    if (ref.node === this.node) return ref.creation === this.creation ? undefined : this.#router;
+    return this.#nodeRoutes?.get(ref.node) ?? this.#remoteRouter ?? this.#router;
   }
 
   // ---- messages and calls ------------------------------------------------------------------
@@ -172,8 +203,8 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   #sendElsewhere(target: Ref | string, message: unknown): void {
     if (typeof target === 'string') {
       if (this.#router?.sendName(target, message) !== true) throw new NoProc(target);
-    } else if (target.creation !== this.creation) {
-      this.#router?.send(target, message);
+    } else {
+      this.routeOf(target)?.send(target, message);
     }
   }
 
@@ -202,7 +233,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
 
   #call(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
     const cell = this.#lookup(target);
-    if (cell === undefined) return this.#calls.openElsewhere(this.#router, target, request, timeoutMs);
+    if (cell === undefined) return this.#calls.openElsewhere(this, target, request, timeoutMs);
     return this.#calls.open(cell, request, timeoutMs);
   }
 
@@ -270,7 +301,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
       for (const [id, target] of cell.monitoring) {
         const other = target._cell as ActorCell | undefined;
         if (other !== undefined) other.monitoredBy?.delete(id);
-        else if (target.creation !== this.creation) this.#router?.demonitor(target, id);
+        else this.routeOf(target)?.demonitor(target, id);
       }
       cell.monitoring = null;
     }
@@ -280,7 +311,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
       for (const linked of links) {
         const other = linked._cell as ActorCell | undefined;
         if (other === undefined) {
-          if (linked.creation !== this.creation) this.#router?.linkExited(linked, ref, reason);
+          this.routeOf(linked)?.linkExited(linked, ref, reason);
           continue;
         }
         other.links?.delete(ref);
@@ -367,10 +398,10 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
 
   // ---- introspection ----------------------------------------------------------------------------
 
-  /** For an actor of another creation (a placed actor): best effort, its host is up. */
+  /** For an actor elsewhere (a placed actor, another node's): best effort, its host or node is up. */
   isAlive(target: Ref): boolean {
     if (target._cell !== undefined) return true;
-    return target.creation !== this.creation && this.#router !== undefined && this.#router.isAlive(target);
+    return this.routeOf(target)?.isAlive(target) === true;
   }
 
   info(target: Ref | string): ProcessInfo | undefined {
@@ -406,5 +437,6 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     const cells = [...this.#cells.values()].reverse();
     for (const cell of cells) this.terminateCell(cell, 'shutdown');
     this.#router?.shutdown();
+    this.#remoteRouter?.shutdown();
   }
 }

@@ -1,20 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MoloError, type ActorRuntime, type Ref } from '../actors/index.js';
+import type { ActorRuntime, Ref } from '../actors/index.js';
 import { Admin, ADMIN_NAME, checkInteger, type HealthReport } from './admin-actor.js';
-import {
-  AdminErrorCode,
-  AdminInvalidOption,
-  AdminListenFailed,
-  AdminMethodNotAllowed,
-  AdminNotFound,
-  AdminOverloaded,
-  AdminUnavailable,
-  MetricsFailed,
-} from './errors.js';
+import { AdminInvalidOption, AdminListenFailed, AdminMethodNotAllowed, AdminNotFound, AdminUnavailable, MetricsFailed } from './errors.js';
 import { countAlive, renderBuiltinMetrics, type ProcessLister } from './builtin-metrics.js';
 import { guardConnections } from './connection-guard.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
+import type { TaskQueue } from '../bus/tasks/api.js';
+import { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
+import { serveTasks } from './task-http.js';
+import { errorBody, sendJson, statusFor } from './http-response.js';
+import { serveAdmitted } from './admission.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -74,6 +70,10 @@ export interface AdminHttpOptions {
   readonly maxRequests?: number;
   /** A separate listener for `/metrics` and the probes. */
   readonly ops?: OpsListenOptions;
+  /** Serves the `/tasks` endpoints (see task-routes.ts) on the main listener, through this queue's public API. */
+  readonly tasks?: TaskQueue;
+  /** Request bodies of the mutating endpoints at most (default 8 MiB, 1 KiB .. 64 MiB); more get 413. */
+  readonly maxBodyBytes?: number;
 }
 
 export interface AdminHttpServer {
@@ -93,6 +93,9 @@ interface HttpSettings {
   readonly metrics: MetricsSource | undefined;
   readonly requestTimeoutMs: number;
   readonly maxRequests: number;
+  readonly host: string;
+  readonly tasks: TaskQueue | undefined;
+  readonly maxBodyBytes: number;
 }
 
 interface Listener {
@@ -133,7 +136,19 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   // Checked before anything listens: a refused configuration leaves nothing open.
   const mainGuard = requestGuard({ host, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: true });
   const opsGuard = ops === undefined ? undefined : requestGuard({ host: opsHost, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: false });
-  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs, maxRequests };
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
+  checkInteger('admin.maxBodyBytes', maxBodyBytes, 1_024, MAX_ADMIN_MAX_BODY_BYTES);
+  if (options.tasks !== undefined && typeof options.tasks?.enqueue !== 'function') throw new AdminInvalidOption('admin.tasks', 'must be a TaskQueue');
+  const settings: HttpSettings = {
+    runtime: options.runtime,
+    admin: options.admin ?? ADMIN_NAME,
+    metrics: options.metrics,
+    requestTimeoutMs,
+    maxRequests,
+    host,
+    tasks: options.tasks,
+    maxBodyBytes,
+  };
   const limits = { headerTimeoutMs, maxConnections };
   const main = await serve(settings, { endpoints: ADMIN_ENDPOINTS, guard: mainGuard, inFlight: 0 }, host, port, limits);
   let opsServer: Server | undefined;
@@ -209,7 +224,12 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     sendJson(response, 421, errorBody(error));
     return;
   }
-  const path = new URL(request.url ?? '/', 'http://admin').pathname;
+  const url = new URL(request.url ?? '/', 'http://admin');
+  const path = url.pathname;
+  if (settings.tasks !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/tasks' || path.startsWith('/tasks/'))) {
+    await serveTasks({ ...settings, tasks: settings.tasks }, listener, request, url, response);
+    return;
+  }
   if (request.method !== 'GET') {
     response.setHeader('allow', 'GET');
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
@@ -224,23 +244,7 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     await route(settings, endpoint, response);
     return;
   }
-  try {
-    listener.guard.checkToken(request);
-  } catch (error) {
-    response.setHeader('www-authenticate', 'Bearer');
-    sendJson(response, 401, errorBody(error));
-    return;
-  }
-  if (listener.inFlight >= settings.maxRequests) {
-    sendJson(response, 503, errorBody(new AdminOverloaded(settings.maxRequests)));
-    return;
-  }
-  listener.inFlight++;
-  try {
-    await route(settings, endpoint, response);
-  } finally {
-    listener.inFlight--;
-  }
+  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response));
 }
 
 async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse): Promise<void> {
@@ -318,35 +322,4 @@ async function aliveByBehaviour(settings: HttpSettings): Promise<ReadonlyMap<str
   const alive = new Map<string, number>();
   for (const entry of snapshot.processes) alive.set(entry.behaviour, (alive.get(entry.behaviour) ?? 0) + 1);
   return alive;
-}
-
-function statusFor(error: unknown): number {
-  if (!(error instanceof MoloError)) return 500;
-  switch (error.code) {
-    case AdminErrorCode.Unavailable:
-    case AdminErrorCode.Busy:
-    case AdminErrorCode.Overloaded:
-      return 503;
-    case AdminErrorCode.NotFound:
-      return 404;
-    default:
-      return 500;
-  }
-}
-
-function errorBody(error: unknown): { error: { code: string; message: string } } {
-  if (error instanceof MoloError) return { error: { code: error.code, message: error.message } };
-  return { error: { code: AdminErrorCode.SnapshotFailed, message: error instanceof Error ? error.message : String(error) } };
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  };
-  if (status === 503) headers['retry-after'] = 1;
-  response.writeHead(status, headers);
-  response.end(text);
 }

@@ -6,6 +6,8 @@ import { AdminInvalidOption, NodeStartFailed } from './errors.js';
 import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
 import { programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 import { builtinMetrics } from './builtin-metrics.js';
+import { taskPoolsProvider } from '../bus/tasks/workers.js';
+import { schedulerProvider } from '../bus/scheduler/supervised.js';
 import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
 import type { Logger } from '../telemetry/logger-api.js';
 
@@ -29,7 +31,7 @@ export const stderrLog: NodeLog = (level, event, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), event, ...fields })}\n`);
 };
 
-export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'ops'> {
+export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'ops' | 'tasks' | 'maxBodyBytes'> {
   /** Default 9710; 0 picks a free port (read it from `adminUrl`). */
   readonly port?: number;
   /** Default 127.0.0.1. Any other address needs `token` (startNode rejects with ADMIN_TOKEN_REQUIRED). */
@@ -315,9 +317,9 @@ class RunningNode implements MoloNode {
   }
 }
 
-/** Program supervisors (with their health) and stream consumers are part of every node's snapshot, unless a caller's provider replaces one. */
+/** Program supervisors (with their health), stream consumers, task pools and schedulers are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider()];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 

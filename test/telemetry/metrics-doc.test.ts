@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { taskMetrics } from '../../src/bus/tasks/metrics.js';
 import { topicMetrics } from '../../src/bus/topics/metrics.js';
+import { schedulerMetrics } from '../../src/bus/scheduler/metrics.js';
 import { CacheMetrics } from '../../src/data/cache/metrics.js';
 import { dataMetrics } from '../../src/data/metrics.js';
 import { ormMetrics } from '../../src/data/orm/metrics.js';
 import { pgMetrics } from '../../src/data/pg/metrics.js';
 import { builtinMetrics } from '../../src/admin/builtin-metrics.js';
 import { Admin, startAdminHttp } from '../../src/admin/index.js';
+import { nodeMetrics } from '../../src/nodes/metrics.js';
 import { Supervisor } from '../../src/behaviours/index.js';
 import { createTelemetry, RuntimeMetrics } from '../../src/telemetry/index.js';
 import { testSystem } from '../support/systems.js';
@@ -33,6 +36,9 @@ describe('docs/telemetry.md lists every metric with its labels', () => {
     ormMetrics(registry);
     pgMetrics(registry);
     topicMetrics(registry);
+    taskMetrics(registry);
+    schedulerMetrics(registry);
+    nodeMetrics(registry);
     const names = [...documented(registry), ...LAZY];
     const inDoc = [...DOC.matchAll(/^\| `(molo_[a-z_]+(?:\{[a-z,]+\})?)` \|/gm)].map((match) => match[1]);
     expect(names.filter((name) => !inDoc.includes(name)), 'registered but not documented').toEqual([]);

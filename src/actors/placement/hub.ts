@@ -282,7 +282,9 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     const target = this.#hosts.get(destination);
     // A stopping host has no actors left: answered here, as for a host already gone.
     if (target === undefined || target.state !== 'running') {
-      this.bounce(bytes, host.creation);
+      // An actor of another node: this system serves the frame, and routes it on to that node.
+      if (this.#forOtherNode(bytes)) this.receiveFrame(bytes, host.creation);
+      else this.bounce(bytes, host.creation);
       return;
     }
     // Forwarded undecoded; the header now names the sender, which the target holds to its own actors.
@@ -308,6 +310,25 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation);
     else if (user) this.stats.messagesDropped++;
     else this.stats.framesDropped++;
+  }
+
+  /** The frame is about an actor of another node (which only the main system's routes reach). */
+  #forOtherNode(bytes: Uint8Array): boolean {
+    const frame = decodeFrame(bytes);
+    if (frame === undefined) return false;
+    const kind = frame[0];
+    const to =
+      kind === FrameKind.Send || kind === FrameKind.Exit
+        ? frame[1]
+        : kind === FrameKind.Call || kind === FrameKind.Monitor || kind === FrameKind.Demonitor
+          ? frame[3]
+          : undefined;
+    return to !== undefined && to.node !== this.system.node;
+  }
+
+  /** Hosts reach other nodes through this system: frames for their actors are served here. */
+  protected override accepts(ref: Ref): boolean {
+    return ref.node !== this.system.node || super.accepts(ref);
   }
 
   /** Fails a call that could not be forwarded: with `failure`, or as at a full mailbox. */

@@ -10,6 +10,7 @@ import { callFailure, failureToError, portableReason } from './failures.js';
 import { speaksFor } from './frame-trust.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
+import { processRefs, type RefTable } from './ref-table.js';
 import { decodeFrame, encodeFrame } from './wire.js';
 
 const { EXITED } = CellFlag;
@@ -54,11 +55,18 @@ export abstract class RouterCore implements Router {
    */
   protected readonly mailboxes = new WeakMap<Ref, ResolvedMailboxOptions>();
   #nextCall = 0;
-  readonly #calleeOf = (id: number): number | undefined => this.#calls.get(id)?.callee.creation;
+  readonly #calleeOf = (id: number): Ref | undefined => this.#calls.get(id)?.callee;
+  readonly #owns = (ref: Ref, from: number): boolean => this.owns(ref, from);
 
-  constructor(protected readonly system: RoutedSystem) {
+  constructor(
+    protected readonly system: RoutedSystem,
+    /** Cap on one encoded frame; the system's payload cap unless the channel needs a smaller one. */
+    limitBytes = system.payloadLimitBytes,
+    /** Where refs in frames are interned: the process's table, or a node's own. */
+    protected readonly refs: RefTable = processRefs,
+  ) {
     this.creation = system.creation;
-    this.limitBytes = system.payloadLimitBytes;
+    this.limitBytes = limitBytes;
   }
 
   /**
@@ -76,6 +84,20 @@ export abstract class RouterCore implements Router {
   /** Frames from `from` need no check of whose actors they are about (the system itself, a host's parent). */
   protected trusts(from: number): boolean {
     return from === this.creation;
+  }
+  /**
+   * The actor `ref` belongs to the system frames from `from` come from, so those frames may speak
+   * for it (link it, report its exit). Between a system and its hosts that is its creation.
+   */
+  protected owns(ref: Ref, from: number): boolean {
+    return ref.creation === from;
+  }
+  /**
+   * `ref` names an actor frames arriving here may be addressed to: this system's own (a node's link
+   * also accepts the node's placed actors, which the system routes on).
+   */
+  protected accepts(ref: Ref): boolean {
+    return ref.creation === this.creation && ref.node === this.system.node;
   }
   /** The system of `creation` is up, as far as this side knows. */
   protected abstract reachable(creation: number): boolean;
@@ -101,7 +123,7 @@ export abstract class RouterCore implements Router {
    * MailboxFull, the drop policies drop it (counted); a call fails with MailboxFull.
    */
   protected post(destination: number, frame: Frame): void {
-    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitFor(destination));
+    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitFor(destination), this.refs);
     const kind = frame[0];
     const user = kind === FrameKind.Send || kind === FrameKind.Call || kind === FrameKind.SendName;
     if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {
@@ -207,12 +229,12 @@ export abstract class RouterCore implements Router {
   /** Decodes and handles a frame addressed to this system; malformed frames are counted and dropped. */
   protected receiveFrame(bytes: Uint8Array, from: number): void {
     this.stats.framesReceived++;
-    const frame = decodeFrame(bytes);
+    const frame = decodeFrame(bytes, this.refs);
     if (frame === undefined) {
       this.stats.framesDropped++;
       return;
     }
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
       this.stats.framesForged++;
       return;
     }
@@ -224,15 +246,11 @@ export abstract class RouterCore implements Router {
     }
   }
 
-  #isLocal(ref: Ref): boolean {
-    return ref.creation === this.creation && ref.node === this.system.node;
-  }
-
   protected dispatch(frame: Frame, from: number): void {
     switch (frame[0]) {
       case FrameKind.Send: {
         const [, to, message] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         try {
           this.system.send(to, message);
         } catch {
@@ -255,13 +273,13 @@ export abstract class RouterCore implements Router {
       }
       case FrameKind.Exit: {
         const [, to, sender, reason] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         this.system.exitSignal(to, sender, reason);
         return;
       }
       case FrameKind.Link: {
         const [, remote, to] = frame;
-        if (!this.#isLocal(to) || this.#isLocal(remote)) throw new TypeError('misaddressed');
+        if (!this.accepts(to) || this.accepts(remote)) throw new TypeError('misaddressed');
         const cell = to._cell as ActorCell | undefined;
         if (cell === undefined || cell.flags & EXITED) {
           this.signal(remote.creation, 'noproc', (reason) => [FrameKind.LinkExit, remote, to, reason]);
@@ -279,7 +297,7 @@ export abstract class RouterCore implements Router {
       }
       case FrameKind.LinkExit: {
         const [, to, remote, reason] = frame;
-        if (!this.#isLocal(to)) throw new TypeError('misaddressed');
+        if (!this.accepts(to)) throw new TypeError('misaddressed');
         this.#removeLink(remote, to);
         this.#dead.add(remote);
         this.system.linkExit(to, remote, reason);
@@ -340,7 +358,7 @@ export abstract class RouterCore implements Router {
         }
       }
     };
-    if (!this.#isLocal(to)) {
+    if (!this.accepts(to)) {
       answer(false, ['noproc'] satisfies CallFailure);
       return;
     }
@@ -358,7 +376,7 @@ export abstract class RouterCore implements Router {
   }
 
   #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {
-    if (!this.#isLocal(target)) throw new TypeError('misaddressed');
+    if (!this.accepts(target)) throw new TypeError('misaddressed');
     let fired = false;
     const unwatch = this.system.watch(target, (reason, ref) => {
       fired = true;
@@ -381,24 +399,37 @@ export abstract class RouterCore implements Router {
     if (creation === this.creation || this.down.has(creation)) return;
     this.down.add(creation);
     const idle = reason === 'noproc';
+    this.lost(
+      creation,
+      (ref) => ref.creation === creation,
+      reason,
+      (call) => (idle ? new NoProc(call.callee) : new CalleeExited(call.callee, reason)),
+    );
+  }
+
+  /**
+   * Everything here that reached the system `origin` is gone: remote watchers it held are dropped,
+   * and of what local actors held on its actors (those `gone` matches), calls fail with
+   * `failure(call)`, monitors get `DOWN` and links the exit signal, both with `reason`.
+   */
+  protected lost(origin: number, gone: (ref: Ref) => boolean, reason: ExitReason, failure: (call: CallRequest) => unknown): void {
     for (const call of this.#calls.values()) {
-      if (call.callee.creation !== creation) continue;
-      call._settle?.(call, false, idle ? new NoProc(call.callee) : new CalleeExited(call.callee, reason));
+      if (gone(call.callee)) call._settle?.(call, false, failure(call));
     }
-    const watched = this.#watched.get(creation);
+    const watched = this.#watched.get(origin);
     if (watched !== undefined) {
-      this.#watched.delete(creation);
+      this.#watched.delete(origin);
       for (const unwatch of watched.values()) unwatch();
     }
     const downs: [MonitorRef, Watcher, Ref][] = [];
     for (const [id, monitor] of this.#monitors) {
-      if (monitor.target.creation !== creation) continue;
+      if (!gone(monitor.target)) continue;
       this.#monitors.delete(id);
       downs.push([id, monitor.watcher, monitor.target]);
     }
     const links: [Ref, Set<Ref>][] = [];
     for (const entry of this.#links) {
-      if (entry[0].creation !== creation) continue;
+      if (!gone(entry[0])) continue;
       this.#links.delete(entry[0]);
       links.push(entry);
     }
@@ -417,13 +448,13 @@ export abstract class RouterCore implements Router {
 
   /** Answers a frame on behalf of a system that is gone: calls, links and monitors see `noproc`. */
   protected bounce(bytes: Uint8Array, from: number): void {
-    const frame = decodeFrame(bytes);
+    const frame = decodeFrame(bytes, this.refs);
     if (frame === undefined) {
       this.stats.framesDropped++;
       return;
     }
     // Answered in the gone system's name: only for what `from` may ask about.
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf)) {
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
       this.stats.framesForged++;
       return;
     }
@@ -458,7 +489,7 @@ export abstract class RouterCore implements Router {
 }
 
 /** A DOWN for a watcher: an actor gets the message (and forgets the monitor), a callback is called. */
-function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
+export function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
   if (watcher instanceof ActorCell) {
     watcher.monitoring?.delete(id);
     watcher.deliverSignal(new DownMessage(id, ref, reason));

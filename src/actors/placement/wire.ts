@@ -11,7 +11,7 @@ import { CallRequest, DownMessage, ExitMessage } from '../messages.js';
 import { Ref } from '../ref.js';
 import { checkFrame, type Frame } from './frames.js';
 import { FRAME_HEADER_BYTES } from './limits.js';
-import { internRef, rememberRef } from './ref-table.js';
+import { processRefs, type RefTable } from './ref-table.js';
 import { receiveWireClasses } from './wire-classes.js';
 
 /** Bytes before the msgpack body: the destination creation, big-endian. */
@@ -60,11 +60,77 @@ function writeError(error: Error): ErrorData {
   };
 }
 
-function readRef(data: unknown): Ref {
-  if (!Array.isArray(data) || data.length !== 3) throw new TypeError('malformed ref');
-  const [node, id, creation] = data as unknown[];
-  if (typeof node !== 'string' || !Number.isInteger(id) || !Number.isInteger(creation)) throw new TypeError('malformed ref');
-  return internRef(node, id as number, creation as number);
+/** The table refs are interned in and remembered to while a frame is encoded or decoded (synchronously). */
+let refs: RefTable = processRefs;
+
+/**
+ * A ref on the wire: a layout byte, creation (u32), id (u32, or two u32 high first when it is
+ * past 2^32: layout 1) and the node's name in UTF-8. Raw bytes rather than a msgpack array, so that
+ * the node's name, the same in nearly every ref of a link, is compared with the last one seen
+ * instead of decoded again.
+ */
+const SHORT_ID = 0;
+const LONG_ID = 1;
+const MAX_REF_ID = Number.MAX_SAFE_INTEGER;
+let lastWritten: Ref | undefined;
+let lastWrittenBytes: Buffer | undefined;
+let lastNodeBytes: Uint8Array = new Uint8Array(0);
+let lastNode = '';
+
+function writeRef(ref: Ref): Buffer {
+  refs.remember(ref);
+  if (ref === lastWritten) return lastWrittenBytes!;
+  const { id, creation } = ref;
+  if (!Number.isInteger(id) || id < 0 || id > MAX_REF_ID || !Number.isInteger(creation) || creation < 0 || creation > 0xffff_ffff) {
+    throw new TypeError(`a ref with id ${id} and creation ${creation} cannot be encoded`);
+  }
+  const node = Buffer.from(ref.node, 'utf8');
+  const long = id > 0xffff_ffff;
+  const fixed = long ? 13 : 9;
+  const bytes = Buffer.allocUnsafe(fixed + node.length);
+  bytes[0] = long ? LONG_ID : SHORT_ID;
+  bytes.writeUInt32BE(creation, 1);
+  if (long) {
+    bytes.writeUInt32BE(Math.floor(id / 0x1_0000_0000), 5);
+    bytes.writeUInt32BE(id >>> 0, 9);
+  } else {
+    bytes.writeUInt32BE(id, 5);
+  }
+  node.copy(bytes, fixed);
+  lastWritten = ref;
+  lastWrittenBytes = bytes;
+  return bytes;
+}
+
+const u32 = (bytes: Uint8Array, at: number): number => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
+function readRef(bytes: Uint8Array): Ref {
+  const layout = bytes[0];
+  const fixed = layout === SHORT_ID ? 9 : layout === LONG_ID ? 13 : 0;
+  if (fixed === 0 || bytes.length <= fixed) throw new TypeError('malformed ref');
+  const id = layout === SHORT_ID ? u32(bytes, 5) : u32(bytes, 5) * 0x1_0000_0000 + u32(bytes, 9);
+  if (id > MAX_REF_ID) throw new TypeError('malformed ref');
+  return refs.intern(nodeName(bytes, fixed), id, u32(bytes, 1));
+}
+
+/** The node's name at `start` in a ref's bytes: the last one again when the bytes match it. */
+function nodeName(bytes: Uint8Array, start: number): string {
+  const length = bytes.length - start;
+  const last = lastNodeBytes;
+  if (last.length === length) {
+    let same = true;
+    for (let index = 0; index < length; index++) {
+      if (last[index] !== bytes[start + index]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return lastNode;
+  }
+  const node = Buffer.from(bytes.buffer, bytes.byteOffset + start, length).toString('utf8');
+  lastNodeBytes = bytes.slice(start);
+  lastNode = node;
+  return node;
 }
 
 let registered = false;
@@ -72,15 +138,7 @@ let registered = false;
 function registerExtensions(): void {
   if (registered) return;
   registered = true;
-  addExtension({
-    Class: Ref,
-    type: EXT_REF,
-    write(ref: Ref) {
-      rememberRef(ref);
-      return [ref.node, ref.id, ref.creation];
-    },
-    read: readRef,
-  });
+  addExtension({ Class: Ref, type: EXT_REF, pack: writeRef, unpack: readRef });
   addExtension({ Class: Error, type: EXT_ERROR, write: writeError, read: readError });
   addExtension({
     Class: ExitMessage,
@@ -134,15 +192,19 @@ function describeFailure(error: unknown): string {
 
 /**
  * Encodes `frame` for the system of creation `destination`. Throws PayloadTooLarge when the body is
- * over `limitBytes`, NotSerializable when the value cannot be encoded.
+ * over `limitBytes`, NotSerializable when the value cannot be encoded. Refs in it are remembered in
+ * `table` (the process's unless a node gives its own).
  */
-export function encodeFrame(destination: number, frame: Frame, limitBytes: number): Buffer {
+export function encodeFrame(destination: number, frame: Frame, limitBytes: number, table: RefTable = processRefs): Buffer {
   let body: Uint8Array;
+  refs = table;
   try {
     body = packr.pack(frame);
   } catch (error) {
     if (error instanceof MoloError) throw error;
     throw new NotSerializable(describeFailure(error), { cause: error });
+  } finally {
+    refs = processRefs;
   }
   if (body.length > limitBytes) throw new PayloadTooLarge(body.length, limitBytes);
   // The packer reuses its buffer: copy out before the next frame overwrites it.
@@ -158,14 +220,20 @@ export function frameDestination(bytes: Uint8Array): number | undefined {
   return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
 }
 
-/** Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). */
-export function decodeFrame(bytes: Uint8Array): Frame | undefined {
+/**
+ * Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). Refs
+ * in it are interned in `table` (the process's unless a node gives its own).
+ */
+export function decodeFrame(bytes: Uint8Array, table: RefTable = processRefs): Frame | undefined {
   if (bytes.byteLength <= HEADER_BYTES) return undefined;
   let value: unknown;
+  refs = table;
   try {
     value = unpackr.unpack(bytes.subarray(HEADER_BYTES));
   } catch {
     return undefined;
+  } finally {
+    refs = processRefs;
   }
   return checkFrame(value);
 }

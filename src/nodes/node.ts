@@ -1,0 +1,418 @@
+/**
+ * A node: an ActorSystem reachable from other nodes. It listens for peers, dials its seeds and the
+ * nodes it is asked to connect to (keeping them connected, with capped backoff), authenticates
+ * every link by the handshake, and installs each link's router in the kernel's route table under
+ * the peer's name, so refs of that node are served by it. Refs of nodes not connected go to
+ * Unreachable (noconnection).
+ */
+import { isIP, type AddressInfo, type Server, type Socket } from 'node:net';
+import { ActorSystem } from '../actors/system.js';
+import type { MoloError } from '../actors/errors.js';
+import { Ref } from '../actors/ref.js';
+import { RefTable } from '../actors/placement/ref-table.js';
+import type { Logger } from '../telemetry/logger-api.js';
+import { HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
+import { startNetKernel } from './net-kernel.js';
+import { dial, listen } from './sockets.js';
+import { NodeCounters, type NodeStats } from './stats.js';
+import { accept, initiate, type HandshakeResult, type HandshakeSide } from './handshake.js';
+import { NodeLink, type DownReason, type LinkSettings } from './link.js';
+import { nodeMetrics } from './metrics.js';
+import { parseNodeName } from './names.js';
+import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
+import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
+import { Unreachable } from './unreachable.js';
+import type { BehaviourModule } from '../actors/placement/types.js';
+
+export { NET_KERNEL_NAME } from './net-kernel.js';
+export type { NodeStats } from './stats.js';
+/** Default time a remote spawn may take (a process host starting, a module loading). */
+export const REMOTE_SPAWN_TIMEOUT_MS = 30_000;
+
+/** What an actor given to `monitorNodes` receives. */
+export type NodeEventMessage =
+  | { readonly type: 'nodeup'; readonly node: string }
+  | { readonly type: 'nodedown'; readonly node: string; readonly reason: DownReason };
+
+interface Wanted {
+  attempts: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+type Listener = (node: string, reason: DownReason) => void;
+
+/** Starts a node: listens, starts its system, connects to its seeds. */
+export async function startNode(options: NodeOptions): Promise<Node> {
+  const resolved = resolveNodeOptions(options);
+  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls);
+  const { name, host } = resolved.address;
+  const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
+  const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  const system = new ActorSystem(systemOptionsFor(node, resolved, options));
+  return new Node(node, system, server, resolved, options);
+}
+
+export class Node {
+  readonly #server: Server;
+  readonly #options: ResolvedNodeOptions;
+  readonly #settings: LinkSettings;
+  readonly #side: HandshakeSide;
+  readonly #links = new Map<string, NodeLink>();
+  readonly #dialing = new Set<string>();
+  readonly #wanted = new Map<string, Wanted>();
+  readonly #waiters = new Map<string, Set<Waiter>>();
+  readonly #listeners = { nodeup: new Set<Listener>(), nodedown: new Set<Listener>() };
+  readonly #unreachable: Unreachable;
+  /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
+  readonly #refs = new RefTable();
+  /** Id of the net kernel, told to peers in the handshake. */
+  #pendingHandshakes = 0;
+  #stopped = false;
+  #closed: Promise<void> | undefined;
+  readonly #counts = new NodeCounters();
+  /** Typed errors logged per link before only counting: a hostile peer cannot flood the log. */
+  static readonly LOGGED_DROPS_PER_LINK = 10;
+  readonly #logged = new WeakMap<NodeLink, number>();
+
+  /** @internal Use {@link startNode}. */
+  constructor(
+    readonly name: string,
+    readonly system: ActorSystem,
+    server: Server,
+    options: ResolvedNodeOptions,
+    raw: NodeOptions,
+  ) {
+    this.#server = server;
+    this.#options = options;
+    this.#settings = {
+      maxFrameBytes: options.maxFrameBytes,
+      sendQueueBytes: options.sendQueueBytes,
+      detectionMs: options.detectionMs,
+      fullPolicy: options.fullPolicy,
+    };
+    this.#unreachable = new Unreachable(system, () => void this.stop());
+    system.setRemoteRouter(this.#unreachable);
+    const kernel = startNetKernel(system, options.remoteSpawn);
+    this.#side = {
+      name,
+      secret: options.secret,
+      info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
+      admit: (peer) => this.#admit(peer),
+    };
+    server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.#accepted(socket));
+    server.on('tlsClientError', (_error: Error, socket: Socket) => {
+      this.#refused(new HandshakeRefused('tls', undefined, 'TLS handshake failed'));
+      socket.destroy();
+    });
+    nodeMetrics(raw.registry)?.add(this);
+    for (const seed of options.seeds) if (seed !== name) this.#want(seed);
+  }
+
+  get logger(): Logger {
+    return this.system.logger;
+  }
+
+  // ---- the public API ------------------------------------------------------------------------
+
+  /** Connected nodes, by name. */
+  nodes(): string[] {
+    return [...this.#links.keys()];
+  }
+
+  isConnected(node: string): boolean {
+    return this.#links.has(node);
+  }
+
+  /**
+   * Connects to `node` and keeps it connected (reconnecting with backoff until `disconnect`).
+   * Resolves when the link is up; rejects with the first attempt's error (HandshakeRefused,
+   * NodeDown), while attempts go on.
+   */
+  connect(node: string): Promise<void> {
+    try {
+      parseNodeName(node);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#stopped) return Promise.reject(new NodeStopped(this.name));
+    if (node === this.name) return Promise.reject(new InvalidNodeOption('node', 'a node does not connect to itself'));
+    if (this.#links.has(node)) return Promise.resolve();
+    const promise = new Promise<void>((resolve, reject) => {
+      let waiters = this.#waiters.get(node);
+      if (waiters === undefined) this.#waiters.set(node, (waiters = new Set()));
+      waiters.add({ resolve, reject });
+    });
+    this.#want(node);
+    return promise;
+  }
+
+  /** Closes the link to `node` (its actors see `noconnection`) and stops reconnecting to it. */
+  disconnect(node: string): void {
+    const wanted = this.#wanted.get(node);
+    if (wanted?.timer !== undefined) clearTimeout(wanted.timer);
+    this.#wanted.delete(node);
+    this.#links.get(node)?.close('disconnect');
+  }
+
+  /** The ref registered as `name` on `node` (this node included); undefined if none. Fails with NodeDown if not connected. */
+  async whereis(name: string, node: string): Promise<Ref | undefined> {
+    if (node === this.name) return this.system.whereis(name);
+    const ref = await this.system.call(this.#kernelOf(node, `name '${name}'`), ['whereis', name]);
+    return ref instanceof Ref ? ref : undefined;
+  }
+
+  /**
+   * Spawns a behaviour module on `node` (this one included), on its loop, in a thread or in a
+   * process, or as a child of a supervisor registered there; resolves with the ref once its init
+   * succeeded (undefined if a supervisor's child answered ignore). That node must allow the module
+   * (`remoteSpawn`); its failures arrive as the errors they were there (PlacementFailed, …).
+   */
+  async spawn(node: string, module: BehaviourModule, options: RemoteSpawnOptions = {}, timeoutMs = REMOTE_SPAWN_TIMEOUT_MS): Promise<Ref | undefined> {
+    const request = spawnRequest(module, options);
+    if (node === this.name) return serveSpawn(this.system, true, request);
+    const answer = await this.system.call(this.#kernelOf(node, String(module.moduleUrl)), request, timeoutMs);
+    if (!Array.isArray(answer)) throw new TypeError('malformed spawn answer');
+    if (answer[0] === 'ok') return answer[1] instanceof Ref ? answer[1] : undefined;
+    throw answer[1] instanceof Error ? answer[1] : new Error(String(answer[1]));
+  }
+
+  /** The net kernel of a connected node. */
+  #kernelOf(node: string, what: string): Ref {
+    const link = this.#links.get(node);
+    if (link === undefined) throw new NodeDown(node, what);
+    return this.#refs.intern(node, link.info.kernelId, link.info.creation);
+  }
+
+  /** Sends to the actor registered as `name` on `node` (Erlang's `{Name, Node} ! Msg`); dropped if there is none. */
+  sendNamed(name: string, node: string, message: unknown): void {
+    if (node === this.name) {
+      this.system.send(name, message);
+      return;
+    }
+    const link = this.#links.get(node);
+    if (link === undefined) this.#unreachable.dropped++;
+    else link.router.sendNamed(name, message);
+  }
+
+  /** Calls the actor registered as `name` on `node`: a `whereis` there, then the call (NoProc if none). */
+  async callNamed<Reply = unknown>(name: string, node: string, request: unknown, timeoutMs?: number): Promise<Reply> {
+    const ref = await this.whereis(name, node);
+    return this.system.call<Reply>(ref ?? name, request, timeoutMs);
+  }
+
+  on(event: 'nodeup', listener: (node: string) => void): () => void;
+  on(event: 'nodedown', listener: (node: string, reason: DownReason) => void): () => void;
+  on(event: 'nodeup' | 'nodedown', listener: ((node: string) => void) | Listener): () => void {
+    const set = this.#listeners[event];
+    set.add(listener as Listener);
+    return () => set.delete(listener as Listener);
+  }
+
+  /** Tells the actor `ref` of every node going up or down (NodeEventMessage), until the returned function is called. */
+  monitorNodes(ref: Ref): () => void {
+    const up = this.on('nodeup', (node) => this.system.send(ref, { type: 'nodeup', node } satisfies NodeEventMessage));
+    const down = this.on('nodedown', (node, reason) => this.system.send(ref, { type: 'nodedown', node, reason } satisfies NodeEventMessage));
+    return () => {
+      up();
+      down();
+    };
+  }
+
+  /** Counters since start (links closed included). */
+  stats(): NodeStats {
+    return this.#counts.snapshot(this.#links.values(), this.#links.size, this.#unreachable.dropped);
+  }
+
+  /** Per link: peer, bytes queued (unacknowledged or waiting), when it came up. */
+  links(): { node: string; queuedBytes: number; upAt: number }[] {
+    return [...this.#links.values()].map((link) => ({ node: link.peer, queuedBytes: link.queuedBytes, upAt: link.upAt }));
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /**
+   * Stops the node: its system shuts down (peers see its actors exit), then every link closes and
+   * the listener stops. Resolves once the listener is closed.
+   */
+  stop(): Promise<void> {
+    if (this.#closed !== undefined) return this.#closed;
+    this.#stopped = true;
+    let closed!: () => void;
+    // Set first: the system's shutdown below calls back here (through the remote router).
+    this.#closed = new Promise<void>((resolve) => (closed = resolve));
+    for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
+    this.#wanted.clear();
+    for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
+    this.#waiters.clear();
+    if (!this.system.stopped) this.system.shutdown();
+    // A turn later, so the exits the shutdown sent are written before the links close.
+    setImmediate(() => {
+      for (const link of [...this.#links.values()]) link.close('stopped');
+      this.#server.close(() => closed());
+    });
+    return this.#closed;
+  }
+
+  // ---- links ----------------------------------------------------------------------------------
+
+  /** Acceptor's rule for a peer: known (if `allow` is set), not already linked; a simultaneous dial is won by the smaller name. */
+  #admit(peer: string): RefusalReason | undefined {
+    if (this.#stopped) return 'busy';
+    if (this.#options.allow !== undefined && !this.#options.allow.has(peer)) return 'unknown';
+    if (this.#links.has(peer)) return 'duplicate';
+    if (this.#dialing.has(peer) && this.name < peer) return 'duplicate';
+    return undefined;
+  }
+
+  #want(node: string): void {
+    if (!this.#wanted.has(node)) this.#wanted.set(node, { attempts: 0, timer: undefined });
+    void this.#dial(node);
+  }
+
+  #scheduleReconnect(node: string): void {
+    const wanted = this.#wanted.get(node);
+    if (wanted === undefined || this.#stopped || wanted.timer !== undefined || this.#links.has(node)) return;
+    const { reconnectMinMs, reconnectMaxMs } = this.#options;
+    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** Math.min(wanted.attempts, 30));
+    // Jittered, so nodes that lost each other do not redial in lockstep.
+    const delay = Math.min(reconnectMaxMs, Math.round(base * (0.75 + Math.random() * 0.5)));
+    wanted.attempts++;
+    wanted.timer = setTimeout(() => {
+      wanted.timer = undefined;
+      void this.#dial(node);
+    }, delay);
+    wanted.timer.unref();
+  }
+
+  async #dial(node: string): Promise<void> {
+    if (this.#stopped || this.#links.has(node) || this.#dialing.has(node)) return;
+    this.#dialing.add(node);
+    const { host, port } = parseNodeName(node);
+    const { socket, connected } = dial(host, port, this.#options.tls);
+    try {
+      await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
+    } catch (error) {
+      // Refused as a duplicate: the link is up, or coming up, from the other side; waiters wait for it.
+      if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
+        for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
+        this.#waiters.delete(node);
+      }
+      this.#scheduleReconnect(node);
+    } finally {
+      this.#dialing.delete(node);
+    }
+  }
+
+  #accepted(socket: Socket): void {
+    if (this.#stopped || this.#pendingHandshakes >= this.#options.maxPendingHandshakes) {
+      const why = this.#stopped ? 'the node is stopping' : `${this.#options.maxPendingHandshakes} handshakes in progress (maxPendingHandshakes)`;
+      this.#refused(new HandshakeRefused('busy', undefined, why));
+      socket.destroy();
+      return;
+    }
+    void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side), undefined).catch(() => {
+      // Refused and counted; the node carries on.
+    });
+  }
+
+  async #handshake(
+    socket: Socket,
+    connected: Promise<void>,
+    run: (side: HandshakeSide) => Promise<HandshakeResult>,
+    expected: string | undefined,
+  ): Promise<void> {
+    this.#pendingHandshakes++;
+    let timedOut = false;
+    // The deadline covers connecting too.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      socket.destroy();
+    }, this.#options.handshakeTimeoutMs);
+    const swallow = (): void => {};
+    socket.on('error', swallow);
+    try {
+      let result: HandshakeResult;
+      try {
+        await connected;
+        result = await run(this.#side);
+      } catch (error) {
+        if (timedOut) throw new HandshakeRefused('timeout', expected, `not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
+        if (error instanceof HandshakeRefused) throw error;
+        const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
+        if (tlsFailure) throw new HandshakeRefused('tls', expected, (error as Error).message);
+        throw new NodeDown(expected ?? 'an unnamed peer', undefined);
+      }
+      if (this.#stopped) throw new NodeStopped(this.name);
+      if (this.#links.has(result.peer)) throw new HandshakeRefused('duplicate', result.peer, 'already linked');
+      socket.off('error', swallow);
+      this.#up(socket, result);
+    } catch (error) {
+      socket.destroy();
+      if (error instanceof HandshakeRefused) this.#refused(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.#pendingHandshakes--;
+    }
+  }
+
+  #refused(error: HandshakeRefused): void {
+    this.#counts.refused(error.reason);
+    // A duplicate is the normal end of a simultaneous connect.
+    if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
+  }
+
+  #up(socket: Socket, result: HandshakeResult): void {
+    const { peer } = result;
+    const link = new NodeLink(socket, peer, result.info, this.system, this.#settings, {
+      dropped: (from, error) => this.#dropped(from, error),
+      down: (from, reason) => this.#down(from, reason),
+    }, this.#refs);
+    this.#links.set(peer, link);
+    this.system.setNodeRoute(peer, link.router);
+    this.#counts.handshakesCompleted++;
+    const wanted = this.#wanted.get(peer);
+    if (wanted !== undefined) wanted.attempts = 0;
+    link.start(result.leftover);
+    this.logger.info({ node: this.name, peer }, 'nodes.up');
+    for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();
+    this.#waiters.delete(peer);
+    this.#emit('nodeup', peer);
+  }
+
+  #dropped(link: NodeLink, error: MoloError): void {
+    if (error instanceof NodeFrameTooLarge) this.#counts.framesTooLarge++;
+    const logged = this.#logged.get(link) ?? 0;
+    if (logged >= Node.LOGGED_DROPS_PER_LINK) return;
+    this.#logged.set(link, logged + 1);
+    this.logger.warn({ err: error, node: this.name, peer: link.peer }, 'nodes.frame_dropped');
+  }
+
+  #down(link: NodeLink, reason: DownReason): void {
+    const peer = link.peer;
+    this.#counts.closed(link);
+    if (this.#links.get(peer) !== link) return;
+    this.#links.delete(peer);
+    this.system.setNodeRoute(peer, undefined);
+    this.logger.info({ node: this.name, peer, reason }, 'nodes.down');
+    this.#emit('nodedown', peer, reason);
+    this.#scheduleReconnect(peer);
+  }
+
+  #emit(event: 'nodeup' | 'nodedown', node: string, reason: DownReason = 'closed'): void {
+    for (const listener of [...this.#listeners[event]]) {
+      try {
+        listener(node, reason);
+      } catch (error) {
+        this.logger.error({ err: error, node: this.name }, `a ${event} listener threw`);
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The kernel's route to nodes that are not connected: as in Erlang, a send is dropped (counted), a
+ * monitor fires at once with `noconnection`, a link gets the `noconnection` exit, and a call fails
+ * at once with NodeDown.
+ */
+import type { ActorCell } from '../actors/actor-cell.js';
+import type { CallRequest } from '../actors/messages.js';
+import type { MonitorRef, Ref } from '../actors/ref.js';
+import { deliverDown } from '../actors/placement/router-core.js';
+import type { RoutedSystem, Router, Watcher } from '../actors/placement/router.js';
+import { NodeDown } from './errors.js';
+
+export class Unreachable implements Router {
+  /** Sends to actors of nodes not connected, dropped. */
+  dropped = 0;
+
+  constructor(
+    readonly system: RoutedSystem,
+    readonly onShutdown: () => void,
+  ) {}
+
+  send(): void {
+    this.dropped++;
+  }
+
+  sendName(): boolean {
+    return false;
+  }
+
+  call(call: CallRequest): void {
+    throw new NodeDown(call.callee.node, String(call.callee));
+  }
+
+  whereis(): Ref | undefined {
+    return undefined;
+  }
+
+  exitSignal(): void {}
+
+  link(cell: ActorCell, target: Ref): void {
+    // Never in the linking actor's stack: as if the signal had come back over a link.
+    queueMicrotask(() => this.system.linkExit(cell.self, target, 'noconnection'));
+  }
+
+  unlink(): void {}
+
+  linkExited(): void {}
+
+  monitor(watcher: Watcher, target: Ref, id: MonitorRef): void {
+    queueMicrotask(() => {
+      // Demonitored meanwhile: no DOWN.
+      if (typeof watcher !== 'function' && watcher.monitoring?.has(id) !== true) return;
+      deliverDown(watcher, id, target, 'noconnection');
+    });
+  }
+
+  demonitor(): void {}
+
+  registered(): void {}
+
+  unregistered(): void {}
+
+  isAlive(): boolean {
+    return false;
+  }
+
+  shutdown(): void {
+    this.onShutdown();
+  }
+}
