@@ -56,13 +56,14 @@ export class GroupCommit<T, R> {
   }
 
   /**
-   * Hands the queued items (none of a batch being written) to a caller that writes them in a
-   * transaction of its own, then settles them with `settle` after its commit, or `fail`.
+   * Hands up to one batch of the queued items (none of a batch being written) to a caller that
+   * writes them in a transaction of its own, then settles them with `settle` after its commit, or `fail`.
    */
   takeQueued(): Taken<T, R> | undefined {
     if (this.#queue.length === 0) return undefined;
-    const batch = this.#queue;
-    this.#queue = [];
+    // At most one batch, as the queue's own writes take.
+    const batch = this.#queue.length <= this.#options.maxBatch ? this.#queue : this.#queue.slice(0, this.#options.maxBatch);
+    this.#queue = batch === this.#queue ? [] : this.#queue.slice(batch.length);
     return {
       items: batch.map((waiting) => waiting.item),
       settle: (outcomes) => settle(batch, outcomes),

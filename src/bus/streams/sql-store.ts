@@ -23,6 +23,7 @@ import { emptyCounts, streamMetrics, type MeteredStreamStore, type StreamCounts 
 import { publishStatements, writePublishBatch, type PublishItem, type PublishStatements } from './publish-batch.js';
 import { retainStream, retentionStatements, sweepDedup, type EvictionReason, type RetentionStatements } from './retention-pass.js';
 import { checkPrefix, createTables, dialect, tablesOf, type StreamTables } from './schema.js';
+import { StreamSpanName, type SqlStreamStoreOptions } from './sql-store-options.js';
 import { insertStream, readStream, removeStream, type StoreSql } from './stream-ops.js';
 import type {
   ConsumerConfig,
@@ -31,7 +32,6 @@ import type {
   StreamFetchOptions,
   PublishAck,
   StreamPublishOptions,
-  ResolvedConsumerConfig,
   ResolvedStreamConfig,
   StreamConfig,
   StreamEvent,
@@ -41,7 +41,6 @@ import type {
   StreamStore,
   StreamStoreHealth,
 } from './store.js';
-import { StreamSpanName, type SqlStreamStoreOptions } from './sql-store-options.js';
 import { listenForWakeups, Wakeup } from './wakeup.js';
 
 export { StreamSpanName, type SqlStreamStoreOptions };
