@@ -17,6 +17,7 @@ export interface DeliveryStatements {
   readonly dueRedeliveries: string;
   readonly cursor: string;
   readonly newMessages: string;
+  readonly newAtCursor: string;
   readonly moveCursor: string;
   readonly chunksOf: string;
   readonly setDeadline: string;
@@ -39,8 +40,14 @@ export function deliveryStatements(t: StreamTables, sql: (text: string) => strin
     dueRedeliveries: sql(
       `SELECT seq, deliveries FROM ${t.pending} WHERE consumer_id = $1::int8 AND deadline <= $2::int8 ORDER BY deadline, seq LIMIT $3::int8 FOR UPDATE SKIP LOCKED`,
     ),
-    cursor: sql(`SELECT next_seq, (SELECT count(*) FROM ${t.pending} WHERE consumer_id = $1::int8) AS pending FROM ${t.consumers} WHERE id = $1::int8 FOR UPDATE`),
+    cursor: sql(`SELECT next_seq, (SELECT count(*) FROM ${t.pending} WHERE consumer_id = $1::int8) AS pending,
+      (SELECT last_seq FROM ${t.streams} s WHERE s.id = ${t.consumers}.stream_id) AS last_seq FROM ${t.consumers} WHERE id = $1::int8 FOR UPDATE`),
     newMessages: sql(`SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq >= $2::int8 ORDER BY seq LIMIT $3::int8`),
+    // The new messages at the cursor, read in the same hop as the cursor itself: at most $3 (the
+    // batch), and no more than the room maxAckPending ($4) leaves beside the pending deliveries.
+    newAtCursor: sql(`SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq >= (SELECT next_seq FROM ${t.consumers} WHERE id = $2::int8)
+      ORDER BY seq LIMIT (SELECT CASE WHEN $4::int8 - count(*) <= 0 THEN 0 WHEN $4::int8 - count(*) < $3::int8 THEN $4::int8 - count(*) ELSE $3::int8 END
+      FROM ${t.pending} WHERE consumer_id = $2::int8)`),
     moveCursor: sql(`UPDATE ${t.consumers} SET next_seq = $2::int8 WHERE id = $1::int8`),
     chunksOf: sql(`SELECT bytes FROM ${t.chunks} WHERE stream_id = $1::int8 AND seq = $2::int8 ORDER BY idx`),
     setDeadline: sql(`UPDATE ${t.pending} SET deadline = $3::int8 WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING seq`),
@@ -81,14 +88,24 @@ export interface FetchResult {
   readonly vanished: number;
   /** False when the consumer row is gone. */
   readonly found: boolean;
+  /** Deliveries the consumer holds unacked after this fetch (for the pending gauge). */
+  readonly pending: number;
+  /** Messages published past the cursor after this fetch (for the lag gauge). */
+  readonly lag: number;
 }
 
 /** One fetch, inside `tx`. */
 export async function takeDeliveries(tx: Transaction, s: DeliveryStatements, target: FetchTarget, batch: number, now: number): Promise<FetchResult> {
   const { consumerId, streamId } = target;
   const deadline = now + target.ackWaitMs;
-  const [due, cursor] = await Promise.all([tx.query(s.dueRedeliveries, [consumerId, now, batch]), tx.query(s.cursor, [consumerId])]);
-  if (cursor.rows.length === 0) return { taken: [], exhausted: [], vanished: 0, found: false };
+  // One hop for the three reads (on Postgres the cursor's row lock is taken first, and the next
+  // statement sees the cursor as the lock left it).
+  const [due, cursor, ahead] = await Promise.all([
+    tx.query(s.dueRedeliveries, [consumerId, now, batch]),
+    tx.query(s.cursor, [consumerId]),
+    tx.query(s.newAtCursor, [streamId, consumerId, batch, target.maxAckPending]),
+  ]);
+  if (cursor.rows.length === 0) return { taken: [], exhausted: [], vanished: 0, found: false, pending: 0, lag: 0 };
   const taken: Taken[] = [];
   const exhausted: { seq: number; deliveries: number }[] = [];
   let vanished = 0;
@@ -128,19 +145,33 @@ export async function takeDeliveries(tx: Transaction, s: DeliveryStatements, tar
   const nextSeq = toNumber(cursor.rows[0]!.next_seq);
   const pending = toNumber(cursor.rows[0]!.pending) - drop.length;
   const room = Math.min(batch - taken.length, target.maxAckPending - pending);
+  let cursorAfter = nextSeq;
+  let fresh = 0;
   if (room > 0) {
-    const { rows } = await tx.query(s.newMessages, [streamId, nextSeq, room]);
+    let rows = ahead.rows.length > room ? ahead.rows.slice(0, room) : ahead.rows;
+    // The read ahead was cut by pending deliveries this fetch has since dropped: read the rest.
+    const cut = Math.max(0, Math.min(batch, target.maxAckPending - pending - drop.length));
+    if (rows.length < room && ahead.rows.length > 0 && ahead.rows.length === cut) {
+      const from = toNumber(ahead.rows[ahead.rows.length - 1]!.seq) + 1;
+      rows = [...rows, ...(await tx.query(s.newMessages, [streamId, from, room - rows.length])).rows];
+    } else if (ahead.rows.length === 0 && cut === 0) {
+      rows = (await tx.query(s.newMessages, [streamId, nextSeq, room])).rows;
+    }
     if (rows.length > 0) {
-      const fresh = await messagesOf(tx, s, target.stream, streamId, rows);
-      const seqs = fresh.map((message) => message.seq);
+      const messages = await messagesOf(tx, s, target.stream, streamId, rows);
+      const seqs = messages.map((message) => message.seq);
       await Promise.all([
         tx.query(s.insertPending(seqs.length), [consumerId, deadline, ...seqs]),
         tx.query(s.moveCursor, [consumerId, seqs[seqs.length - 1]! + 1]),
       ]);
-      for (const message of fresh) taken.push({ message, deliveryCount: 1 });
+      for (const message of messages) taken.push({ message, deliveryCount: 1 });
+      cursorAfter = seqs[seqs.length - 1]! + 1;
+      fresh = seqs.length;
     }
   }
-  return { taken, exhausted, vanished, found: true };
+  const last = cursor.rows[0]!.last_seq;
+  const lastSeq = last === null || last === undefined ? 0 : toNumber(last);
+  return { taken, exhausted, vanished, found: true, pending: pending + fresh, lag: Math.max(0, lastSeq - cursorAfter + 1) };
 }
 
 async function readMessages(tx: Queryable, s: DeliveryStatements, stream: string, streamId: number, seqs: readonly number[]): Promise<StoredMessage[]> {

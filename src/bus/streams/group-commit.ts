@@ -55,6 +55,24 @@ export class GroupCommit<T, R> {
     });
   }
 
+  /**
+   * Hands up to one batch of the queued items (none of a batch being written) to a caller that
+   * writes them in a transaction of its own, then settles them with `settle` after its commit, or `fail`.
+   */
+  takeQueued(): Taken<T, R> | undefined {
+    if (this.#queue.length === 0) return undefined;
+    // At most one batch, as the queue's own writes take.
+    const batch = this.#queue.length <= this.#options.maxBatch ? this.#queue : this.#queue.slice(0, this.#options.maxBatch);
+    this.#queue = batch === this.#queue ? [] : this.#queue.slice(batch.length);
+    return {
+      items: batch.map((waiting) => waiting.item),
+      settle: (outcomes) => settle(batch, outcomes),
+      fail: (error) => {
+        for (const waiting of batch) waiting.reject(error);
+      },
+    };
+  }
+
   /** Resolves once nothing is queued or running. */
   async drain(): Promise<void> {
     while (this.#running !== undefined || this.#queue.length > 0) {
@@ -81,10 +99,20 @@ export class GroupCommit<T, R> {
       for (const waiting of batch) waiting.reject(error);
       return;
     }
-    for (let i = 0; i < batch.length; i++) {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) batch[i]!.resolve(outcome.value);
-      else batch[i]!.reject(outcome.error);
-    }
+    settle(batch, outcomes);
+  }
+}
+
+export interface Taken<T, R> {
+  readonly items: readonly T[];
+  settle(outcomes: readonly Outcome<R>[]): void;
+  fail(error: unknown): void;
+}
+
+function settle<T, R>(batch: readonly Waiting<T, R>[], outcomes: readonly Outcome<R>[]): void {
+  for (let i = 0; i < batch.length; i++) {
+    const outcome = outcomes[i]!;
+    if (outcome.ok) batch[i]!.resolve(outcome.value);
+    else batch[i]!.reject(outcome.error);
   }
 }

@@ -28,6 +28,8 @@ export const STREAM_LIMITS = Object.freeze({
   maxMsgIdLength: 256,
   /** Publishes waiting for their group commit. */
   maxPublishQueue: 65_536,
+  /** Acks waiting for their group commit (a queue apart from the publishes'). */
+  maxAckQueue: 65_536,
   /** Longest `fetch` wait (5 min). */
   maxFetchWaitMs: 300_000,
   /** Longest `nak` delay (the ack deadline ceiling). */

@@ -6,8 +6,8 @@
  * `molo_stream_delivered_total` (first deliveries), `molo_stream_redelivered_total`,
  * `molo_stream_acked_total`, `molo_stream_naked_total`, `molo_stream_terminated_total{reason}`
  * (`term`, `maxDeliver`) and `molo_stream_evicted_total{reason}` (`age`, `bytes`, `count`,
- * `workqueue`). Gauges, labelled by `store`, `stream` and `consumer`, from the last look at each
- * consumer (consumerInfo, which StreamConsumer actors call as they poll):
+ * `workqueue`). Gauges, labelled by `store`, `stream` and `consumer`, set by each fetch and
+ * consumerInfo and moved by acks, terms and publishes in between (so they follow a StreamConsumer as it works):
  * `molo_stream_consumer_lag` (messages not yet delivered) and `molo_stream_consumer_pending`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';

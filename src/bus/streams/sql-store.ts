@@ -1,20 +1,21 @@
 /**
  * The stream store in a SQL `Database`, written once for SQLite and Postgres (see schema.ts for the
- * tables and the one SQL text). Publishes and acks are group-committed (group-commit.ts); fetches
- * run one short transaction each (delivery-ops.ts); retention runs in bounded passes
- * (retention-pass.ts), driven by the StreamRetention actor or by calls to `enforceRetention`.
- * Times (publish time, deadlines, expiry) are ms since the epoch on the injected clock, never the
- * database server's `now()`, so model tests drive deadlines with a SimulatedClock.
+ * tables and the one SQL text). This file holds the store's caches, lifecycle and counters; the SQL
+ * of each concern lives beside it: the stream catalogue in stream-ops.ts, consumers and acks in
+ * consumer-ops.ts, fetches in delivery-ops.ts, publishes in publish-batch.ts. Publishes and acks are
+ * group-committed (group-commit.ts); fetches run one short transaction each; retention runs in
+ * bounded passes (retention-pass.ts), driven by the StreamRetention actor or by calls to
+ * `enforceRetention`. Times (publish time, deadlines, expiry) are ms since the epoch on the injected
+ * clock, never the database server's `now()`, so model tests drive deadlines with a SimulatedClock.
  */
-import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../actors/index.js';
 import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
-import type { Logger } from '../../telemetry/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
-import { resolveConsumerConfig, resolveStreamConfig, sameSettings } from './config.js';
-import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchTarget } from './delivery-ops.js';
-import { StreamAckUnknown, StreamCapExceeded, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
+import { resolveConsumerConfig, resolveStreamConfig } from './config.js';
+import { deleteAcked, insertConsumer, readConsumer, removeConsumer, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
+import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
+import { StreamAckUnknown, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 import { encodeMessage, StoredDelivery, type Settler } from './message.js';
@@ -22,6 +23,8 @@ import { emptyCounts, streamMetrics, type MeteredStreamStore, type StreamCounts 
 import { publishStatements, writePublishBatch, type PublishItem, type PublishStatements } from './publish-batch.js';
 import { retainStream, retentionStatements, sweepDedup, type EvictionReason, type RetentionStatements } from './retention-pass.js';
 import { checkPrefix, createTables, dialect, tablesOf, type StreamTables } from './schema.js';
+import { StreamSpanName, type SqlStreamStoreOptions } from './sql-store-options.js';
+import { insertStream, readStream, removeStream, type StoreSql } from './stream-ops.js';
 import type {
   ConsumerConfig,
   ConsumerInfo,
@@ -29,7 +32,6 @@ import type {
   StreamFetchOptions,
   PublishAck,
   StreamPublishOptions,
-  ResolvedConsumerConfig,
   ResolvedStreamConfig,
   StreamConfig,
   StreamEvent,
@@ -41,54 +43,12 @@ import type {
 } from './store.js';
 import { listenForWakeups, Wakeup } from './wakeup.js';
 
-export const StreamSpanName = {
-  /** One publish, from the call to its commit. */
-  publish: 'molo.stream.publish',
-  /** One delivery handed to a StreamConsumer's handler, to its ack or nak. */
-  deliver: 'molo.stream.deliver',
-} as const;
-
-export interface SqlStreamStoreOptions {
-  /** Names the store in metrics and logs (default `streams`). */
-  readonly name?: string;
-  /** Table prefix (default `molo_stream`); several stores may share a database under different prefixes. */
-  readonly table?: string;
-  /** Publish time, ack deadlines, retention by age and the de-duplication window read it. Default: the system clock. */
-  readonly clock?: Clock;
-  /** Publishes one group commit takes at most (default 512; 1..4,096). */
-  readonly publishBatch?: number;
-  /** Rows one retention pass deletes at most per rule and stream (default 1,000; 1..100,000). */
-  readonly retentionBatch?: number;
-  /** A waiting fetch looks again this often without a wake-up (default 1,000 ms; 10..60,000). */
-  readonly pollIntervalMs?: number;
-  /** Payload cap (default and ceiling 1 MiB). */
-  readonly maxPayloadBytes?: number;
-  /** Prometheus registry for the stream metrics; none: no metrics. */
-  readonly metrics?: Registry;
-  readonly logger?: Logger;
-  /** Terminations and evictions, as they happen. */
-  readonly onEvent?: (event: StreamEvent) => void;
-  /** Close the database on `close()` (set when the store opened it). */
-  readonly ownsDatabase?: boolean;
-  readonly ctx?: DataContext;
-}
+export { StreamSpanName, type SqlStreamStoreOptions };
 
 interface StreamEntry {
   readonly id: number;
   readonly config: ResolvedStreamConfig;
 }
-
-interface ConsumerEntry extends FetchTarget {
-  readonly name: string;
-  readonly config: ResolvedConsumerConfig;
-}
-
-interface AckItem {
-  readonly consumer: ConsumerEntry;
-  readonly seq: number;
-}
-
-const STREAM_COLUMNS = 'id, name, config, last_seq, msgs, bytes';
 
 export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore {
   readonly backend: 'sqlite' | 'postgres';
@@ -100,6 +60,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   readonly #options: SqlStreamStoreOptions;
   readonly #clock: Clock;
   readonly #sql: (text: string) => string;
+  readonly #store: StoreSql;
   readonly #publish: PublishStatements;
   readonly #delivery: DeliveryStatements;
   readonly #retention: RetentionStatements;
@@ -126,6 +87,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.tables = tablesOf(prefix);
     this.#clock = options.clock ?? systemClock;
     this.#sql = dialect(db.backend);
+    this.#store = { db, tables: this.tables, sql: this.#sql };
     this.#notifyChannel = db.backend === 'postgres' ? `${prefix}_wake` : undefined;
     this.#publish = publishStatements(this.tables, this.#sql, this.#notifyChannel);
     this.#delivery = deliveryStatements(this.tables, this.#sql);
@@ -143,7 +105,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.#acker = new GroupCommit({
       run: (items) => this.#writeAcks(items),
       maxBatch: 4_096,
-      maxQueued: STREAM_LIMITS.maxPublishQueue,
+      maxQueued: STREAM_LIMITS.maxAckQueue,
       capName: 'streams.maxAckQueue',
     });
     streamMetrics(options.metrics)?.add(this);
@@ -161,39 +123,17 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   async createStream(name: string, config?: StreamConfig, ctx?: DataContext): Promise<StreamInfo> {
     this.#open();
     checkName('stream', name);
-    const resolved = resolveStreamConfig(config);
-    const t = this.tables;
-    await this.#db.transaction(
-      async (tx) => {
-        const { rows } = await tx.query(this.#sql(`SELECT config FROM ${t.streams} WHERE name = $1::text`), [name]);
-        if (rows.length > 0) return sameSettings(`stream ${JSON.stringify(name)}`, JSON.parse(String(rows[0]!.config)) as object, resolved);
-        const count = toNumber((await tx.query(`SELECT count(*) AS n FROM ${t.streams}`)).rows[0]!.n);
-        if (count >= STREAM_LIMITS.maxStreams) throw new StreamCapExceeded('streams.maxStreams', STREAM_LIMITS.maxStreams, count + 1);
-        await tx.query(this.#sql(`INSERT INTO ${t.streams} (name, config, created_at) VALUES ($1::text, $2::text, $3::int8) ON CONFLICT (name) DO NOTHING`), [
-          name,
-          JSON.stringify(resolved),
-          this.#now(),
-        ]);
-      },
-      { ctx },
-    );
+    await insertStream(this.#store, name, resolveStreamConfig(config), this.#now(), ctx);
     return this.streamInfo(name, ctx);
   }
 
   async streamInfo(name: string, ctx?: DataContext): Promise<StreamInfo> {
     this.#open();
     checkName('stream', name);
-    const t = this.tables;
-    const { rows } = await this.#db.query(
-      this.#sql(`SELECT ${STREAM_COLUMNS}, (SELECT count(*) FROM ${t.consumers} c WHERE c.stream_id = s.id) AS consumers FROM ${t.streams} s WHERE name = $1::text`),
-      [name],
-      ctx,
-    );
-    const row = rows[0];
+    const row = await readStream(this.#store, name, ctx);
     if (row === undefined) throw new StreamNotFound(name);
-    const config = JSON.parse(String(row.config)) as ResolvedStreamConfig;
-    this.#streams.set(name, { id: toNumber(row.id), config });
-    return { name, config, lastSeq: toNumber(row.last_seq), messages: toNumber(row.msgs), bytes: toNumber(row.bytes), consumers: toNumber(row.consumers) };
+    this.#streams.set(name, { id: row.id, config: row.info.config });
+    return row.info;
   }
 
   async streams(ctx?: DataContext): Promise<string[]> {
@@ -205,21 +145,10 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   async deleteStream(name: string, ctx?: DataContext): Promise<boolean> {
     this.#open();
     checkName('stream', name);
-    const t = this.tables;
-    const sql = this.#sql;
-    const deleted = await this.#db.transaction(
-      async (tx) => {
-        const { rows } = await tx.query(sql(`DELETE FROM ${t.streams} WHERE name = $1::text RETURNING id`), [name]);
-        if (rows.length === 0) return false;
-        const id = toNumber(rows[0]!.id);
-        await tx.query(sql(`DELETE FROM ${t.pending} WHERE consumer_id IN (SELECT id FROM ${t.consumers} WHERE stream_id = $1::int8)`), [id]);
-        for (const table of [t.consumers, t.msgs, t.chunks, t.dedup]) await tx.query(sql(`DELETE FROM ${table} WHERE stream_id = $1::int8`), [id]);
-        return true;
-      },
-      { ctx },
-    );
+    const deleted = await removeStream(this.#store, name, this.#retentionBatch, ctx);
     this.#streams.delete(name);
     for (const [key, entry] of this.#consumers) if (entry.stream === name) this.#consumers.delete(key);
+    for (const [key, gauge] of this.consumerGauges) if (gauge.stream === name) this.consumerGauges.delete(key);
     return deleted;
   }
 
@@ -264,14 +193,19 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   async #writePublishes(items: readonly PublishItem[]): Promise<readonly Outcome<PublishAck>[]> {
     const now = this.#now();
     const outcomes = await this.#db.transaction((tx) => writePublishBatch(tx, this.#publish, items, now));
+    const added = new Map<string, number>();
     const woken = new Set<number>();
     for (let i = 0; i < items.length; i++) {
       const outcome = outcomes[i]!;
       if (!outcome.ok || outcome.value.duplicate) continue;
-      this.#count(items[i]!.stream).published++;
-      woken.add(items[i]!.streamId);
+      const { stream, streamId } = items[i]!;
+      this.#count(stream).published++;
+      added.set(stream, (added.get(stream) ?? 0) + 1);
+      woken.add(streamId);
     }
     for (const id of woken) this.#wakeup.wake(id);
+    // Local consumers fall behind by what was added (other instances' publishes show at their next fetch).
+    for (const gauge of this.consumerGauges.values()) gauge.lag += added.get(gauge.stream) ?? 0;
     return outcomes;
   }
 
@@ -291,38 +225,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     checkName('consumer', name);
     const resolved = resolveConsumerConfig(config);
     const entry = await this.#stream(stream, ctx);
-    const t = this.tables;
-    const sql = this.#sql;
-    await this.#db.transaction(
-      async (tx) => {
-        // The stream row's lock serializes creations (and the cap count) across instances.
-        const locked = await tx.query(sql(`SELECT last_seq FROM ${t.streams} WHERE id = $1::int8 FOR UPDATE`), [entry.id]);
-        if (locked.rows.length === 0) throw new StreamNotFound(stream);
-        const lastSeq = toNumber(locked.rows[0]!.last_seq);
-        const { rows } = await tx.query(sql(`SELECT config FROM ${t.consumers} WHERE stream_id = $1::int8 AND name = $2::text`), [entry.id, name]);
-        if (rows.length > 0) return sameSettings(`consumer ${JSON.stringify(name)} on stream ${JSON.stringify(stream)}`, JSON.parse(String(rows[0]!.config)) as object, resolved);
-        const count = toNumber((await tx.query(sql(`SELECT count(*) AS n FROM ${t.consumers} WHERE stream_id = $1::int8`), [entry.id])).rows[0]!.n);
-        if (count >= STREAM_LIMITS.maxConsumersPerStream) throw new StreamCapExceeded('streams.maxConsumersPerStream', STREAM_LIMITS.maxConsumersPerStream, count + 1);
-        const policy = resolved.deliverPolicy;
-        let nextSeq: number;
-        if (policy === 'all') nextSeq = 1;
-        else if (policy === 'new') nextSeq = lastSeq + 1;
-        else if ('startSeq' in policy) nextSeq = policy.startSeq;
-        else {
-          const found = await tx.query(sql(`SELECT min(seq) AS seq FROM ${t.msgs} WHERE stream_id = $1::int8 AND time >= $2::int8`), [entry.id, policy.startTime]);
-          const seq = found.rows[0]?.seq;
-          nextSeq = seq === null || seq === undefined ? lastSeq + 1 : toNumber(seq);
-        }
-        await tx.query(sql(`INSERT INTO ${t.consumers} (stream_id, name, config, next_seq, created_at) VALUES ($1::int8, $2::text, $3::text, $4::int8, $5::int8)`), [
-          entry.id,
-          name,
-          JSON.stringify(resolved),
-          nextSeq,
-          this.#now(),
-        ]);
-      },
-      { ctx },
-    );
+    await insertConsumer(this.#store, stream, entry.id, name, resolved, this.#now(), ctx);
     return this.consumerInfo(stream, name, ctx);
   }
 
@@ -330,31 +233,15 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.#open();
     checkName('stream', stream);
     checkName('consumer', name);
-    const t = this.tables;
-    const { rows } = await this.#db.query(
-      this.#sql(`SELECT c.id, c.stream_id, c.next_seq, c.config, s.last_seq,
-        (SELECT count(*) FROM ${t.pending} p WHERE p.consumer_id = c.id) AS pending,
-        (SELECT min(p.seq) FROM ${t.pending} p WHERE p.consumer_id = c.id) AS min_pending,
-        (SELECT min(m.seq) FROM ${t.msgs} m WHERE m.stream_id = s.id) AS first_seq
-        FROM ${t.consumers} c JOIN ${t.streams} s ON s.id = c.stream_id WHERE s.name = $1::text AND c.name = $2::text`),
-      [stream, name],
-      ctx,
-    );
-    const row = rows[0];
-    if (row === undefined) {
+    const found = await readConsumer(this.#store, stream, name, ctx);
+    if (found === undefined) {
       await this.#stream(stream, ctx);
       throw new StreamConsumerNotFound(stream, name);
     }
-    const config = JSON.parse(String(row.config)) as ResolvedConsumerConfig;
-    const nextSeq = toNumber(row.next_seq);
-    const lastSeq = toNumber(row.last_seq);
-    const firstSeq = row.first_seq === null || row.first_seq === undefined ? lastSeq + 1 : toNumber(row.first_seq);
-    const pending = toNumber(row.pending);
-    const lag = Math.max(0, lastSeq - Math.max(nextSeq, firstSeq) + 1);
-    const ackFloor = (row.min_pending === null || row.min_pending === undefined ? nextSeq : toNumber(row.min_pending)) - 1;
-    this.#consumers.set(consumerKey(stream, name), this.#consumerEntry(stream, name, toNumber(row.id), toNumber(row.stream_id), config));
-    this.consumerGauges.set(consumerKey(stream, name), { stream, consumer: name, lag, pending });
-    return { stream, name, config, ackFloor, nextSeq, pending, lag };
+    const { entry, info } = found;
+    this.#consumers.set(consumerKey(stream, name), entry);
+    this.consumerGauges.set(consumerKey(stream, name), { stream, consumer: name, lag: info.lag, pending: info.pending });
+    return info;
   }
 
   async consumers(stream: string, ctx?: DataContext): Promise<string[]> {
@@ -368,24 +255,10 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.#open();
     checkName('consumer', name);
     const entry = await this.#stream(stream, ctx);
-    const t = this.tables;
-    const sql = this.#sql;
-    const deleted = await this.#db.transaction(
-      async (tx) => {
-        const { rows } = await tx.query(sql(`DELETE FROM ${t.consumers} WHERE stream_id = $1::int8 AND name = $2::text RETURNING id`), [entry.id, name]);
-        if (rows.length === 0) return false;
-        await tx.query(sql(`DELETE FROM ${t.pending} WHERE consumer_id = $1::int8`), [toNumber(rows[0]!.id)]);
-        return true;
-      },
-      { ctx },
-    );
+    const deleted = await removeConsumer(this.#store, entry.id, name, ctx);
     this.#consumers.delete(consumerKey(stream, name));
     this.consumerGauges.delete(consumerKey(stream, name));
     return deleted;
-  }
-
-  #consumerEntry(stream: string, name: string, id: number, streamId: number, config: ResolvedConsumerConfig): ConsumerEntry {
-    return { stream, name, streamId, consumerId: id, config, ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, maxAckPending: config.maxAckPending };
   }
 
   async #consumer(stream: string, name: string, ctx?: DataContext): Promise<ConsumerEntry> {
@@ -405,7 +278,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     const until = this.#clock.now() + maxWaitMs;
     for (let retried = false; ; ) {
       const now = this.#now();
-      const result = await this.#db.transaction((tx) => takeDeliveries(tx, this.#delivery, target, batch, now), { ctx: options.ctx });
+      const result = await this.#take(target, batch, now, options.ctx);
       if (!result.found) {
         if (retried) throw new StreamConsumerNotFound(stream, consumer);
         // Deleted (and maybe made again) elsewhere: look it up once more.
@@ -414,6 +287,8 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
         target = await this.#consumer(stream, consumer, options.ctx);
         continue;
       }
+      // The gauges move with every fetch, not only when consumerInfo looks.
+      this.consumerGauges.set(consumerKey(stream, consumer), { stream, consumer, lag: result.lag, pending: result.pending });
       const counts = this.#count(stream);
       for (const { seq, deliveries } of result.exhausted) {
         counts.terminatedMaxDeliver++;
@@ -434,6 +309,31 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     }
   }
 
+  /**
+   * One fetch transaction. Acks waiting for their group commit go in it too, ahead of its reads:
+   * a consumer that acks a batch and fetches the next pays one commit (one fsync on SQLite) for
+   * both. Not inside a caller's transaction (`ctx`): its rollback would undo acks already resolved.
+   */
+  async #take(target: ConsumerEntry, batch: number, now: number, ctx: DataContext | undefined): Promise<FetchResult> {
+    const acks = ctx === undefined ? this.#acker.takeQueued() : undefined;
+    if (acks === undefined) return this.#db.transaction((tx) => takeDeliveries(tx, this.#delivery, target, batch, now), { ctx });
+    let outcomes: readonly Outcome<void>[];
+    let result: FetchResult;
+    try {
+      [outcomes, result] = await this.#db.transaction((tx) => {
+        const acked = deleteAcked(tx, this.#delivery, acks.items);
+        return Promise.all([acked, takeDeliveries(tx, this.#delivery, target, batch, now)]);
+      });
+    } catch (error) {
+      acks.fail(error);
+      throw error;
+    }
+    // The fetch's own gauge is exact after it; other consumers' pending gauges go down here.
+    this.#ackedGauges(acks.items, outcomes, target.consumerId);
+    acks.settle(outcomes);
+    return result;
+  }
+
   async ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
@@ -442,37 +342,19 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.#count(stream).acked++;
   }
 
-  /** Acks grouped by consumer: one DELETE of up to 1,000 sequences each, all at once. */
   async #writeAcks(items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
-    const groups = new Map<number, number[]>();
+    const outcomes = await writeAcks(this.#store, this.#delivery, items);
+    this.#ackedGauges(items, outcomes, undefined);
+    return outcomes;
+  }
+
+  /** Acked deliveries leave the pending gauges at once (but for `except`'s, which its fetch sets). */
+  #ackedGauges(items: readonly AckItem[], outcomes: readonly Outcome<void>[], except: number | undefined): void {
+    if (this.consumerGauges.size === 0) return;
     for (let i = 0; i < items.length; i++) {
-      const id = items[i]!.consumer.consumerId;
-      const list = groups.get(id);
-      if (list === undefined) groups.set(id, [i]);
-      else list.push(i);
+      const { consumer } = items[i]!;
+      if (outcomes[i]!.ok && consumer.consumerId !== except) this.#settled(consumer.stream, consumer.name);
     }
-    const removed = new Map<number, Set<number>>();
-    const deletes: Promise<void>[] = [];
-    for (const [consumerId, indexes] of groups) {
-      const seqs = [...new Set(indexes.map((index) => items[index]!.seq))];
-      const set = new Set<number>();
-      removed.set(consumerId, set);
-      for (let k = 0; k < seqs.length; k += 1_000) {
-        const part = seqs.slice(k, k + 1_000);
-        deletes.push(
-          this.#db.query(this.#delivery.deletePending(part.length), [consumerId, ...part]).then(({ rows }) => {
-            for (const row of rows) set.add(toNumber(row.seq));
-          }),
-        );
-      }
-    }
-    await Promise.all(deletes);
-    return items.map((item): Outcome<void> => {
-      const set = removed.get(item.consumer.consumerId)!;
-      // A second ack of one sequence in the same batch finds it gone.
-      if (set.delete(item.seq)) return { ok: true, value: undefined };
-      return { ok: false, error: new StreamAckUnknown(item.consumer.stream, item.consumer.name, item.seq) };
-    });
   }
 
   async nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
@@ -504,6 +386,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     const { rows } = await this.#db.query(this.#delivery.settleOne, [entry.consumerId, seq], ctx);
     if (rows.length === 0) throw new StreamAckUnknown(stream, consumer, seq);
     this.#count(stream).terminatedTerm++;
+    this.#settled(stream, consumer);
     this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries: toNumber(rows[0]!.deliveries) });
   }
 
@@ -569,6 +452,12 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     let counts = this.counts.get(stream);
     if (counts === undefined) this.counts.set(stream, (counts = emptyCounts()));
     return counts;
+  }
+
+  /** One delivery of the consumer acked or termed: its pending gauge goes down at once. */
+  #settled(stream: string, consumer: string): void {
+    const gauge = this.consumerGauges.get(consumerKey(stream, consumer));
+    if (gauge !== undefined && gauge.pending > 0) gauge.pending--;
   }
 
   #emit(event: StreamEvent): void {

@@ -342,6 +342,70 @@ describe.each(STREAM_BACKENDS)('StreamStore on $name', (backend) => {
     expect((await store.publish('s', Buffer.from('again'))).seq).toBe(1);
   });
 
+  it('deletes a large stream fully in bounded batches, leaving the other streams alone', async () => {
+    const small = await backend.open(clock, { retentionBatch: 64 });
+    try {
+      await small.createStream('big');
+      await small.createStream('other');
+      await publishMany(small, 'big', 3_000);
+      await Promise.all(Array.from({ length: 300 }, (_, i) => small.publish('big', Buffer.from(`d${i}`), { msgId: `id-${i}` })));
+      await small.publish('big', Buffer.alloc(200_000, 7)); // stored in pieces
+      await publishMany(small, 'other', 5);
+      await small.createConsumer('big', 'c');
+      await small.createConsumer('big', 'd');
+      await small.fetch('big', 'c', { batch: 1_000 });
+      await small.fetch('big', 'd', { batch: 700 });
+      await small.createConsumer('other', 'c');
+      await small.fetch('other', 'c', { batch: 2 });
+      expect(await small.deleteStream('big')).toBe(true);
+      const rows = async (table: string): Promise<number> => Number((await backend.db.query(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+      const t = small.tables;
+      expect({ msgs: await rows(t.msgs), chunks: await rows(t.chunks), dedup: await rows(t.dedup), consumers: await rows(t.consumers), pending: await rows(t.pending) }).toEqual({
+        msgs: 5,
+        chunks: 0,
+        dedup: 0,
+        consumers: 1,
+        pending: 2,
+      });
+      expect(await small.streams()).toEqual(['other']);
+      expect((await small.consumerInfo('other', 'c')).pending).toBe(2);
+      await small.createStream('big');
+      expect((await small.streamInfo('big')).messages).toBe(0);
+      expect((await small.publish('big', Buffer.from('again'))).seq).toBe(1);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('writes the acks waiting for their group commit in the next fetch transaction, ahead of its reads', async () => {
+    await store.createStream('s');
+    await publishMany(store, 's', 6);
+    await store.createConsumer('s', 'c', { maxAckPending: 3 });
+    const first = await store.fetch('s', 'c', { batch: 3 });
+    // Not awaited: the acks wait for their group commit, and the fetch issued now takes them in.
+    const acks = first.map((delivery) => delivery.ack());
+    const second = await store.fetch('s', 'c', { batch: 3 });
+    expect(second.map((delivery) => delivery.seq)).toEqual([4, 5, 6]);
+    await Promise.all(acks);
+    await expect(first[0]!.ack()).rejects.toBeInstanceOf(StreamAckUnknown);
+    expect(await store.consumerInfo('s', 'c')).toMatchObject({ ackFloor: 3, pending: 3, lag: 0 });
+  });
+
+  it('caps the ack queue with a cap of its own, streams.maxAckQueue', async () => {
+    await store.createStream('s');
+    await store.createConsumer('s', 'c');
+    // Every ack issued in one turn waits for the same group commit: one past the cap is refused by name.
+    const acks = Array.from({ length: STREAM_LIMITS.maxAckQueue + 1 }, (_, i) => store.ack('s', 'c', i + 1).then(
+      () => undefined,
+      (error: unknown) => error,
+    ));
+    const errors = await Promise.all(acks);
+    const capped = errors.filter((error) => error instanceof StreamCapExceeded) as StreamCapExceeded[];
+    expect(capped).toHaveLength(1);
+    expect(capped[0]).toMatchObject({ cap: 'streams.maxAckQueue', limit: STREAM_LIMITS.maxAckQueue });
+    expect(errors.filter((error) => error instanceof StreamAckUnknown)).toHaveLength(STREAM_LIMITS.maxAckQueue);
+  });
+
   it('refuses every call once closed, after the publishes in flight committed', async () => {
     await store.createStream('s');
     const inFlight = store.publish('s', Buffer.from('last'));
