@@ -63,11 +63,65 @@ function writeError(error: Error): ErrorData {
 /** The table refs are interned in and remembered to while a frame is encoded or decoded (synchronously). */
 let refs: RefTable = processRefs;
 
-function readRef(data: unknown): Ref {
-  if (!Array.isArray(data) || data.length !== 3) throw new TypeError('malformed ref');
-  const [node, id, creation] = data as unknown[];
-  if (typeof node !== 'string' || !Number.isInteger(id) || !Number.isInteger(creation)) throw new TypeError('malformed ref');
-  return refs.intern(node, id as number, creation as number);
+/**
+ * A ref on the wire: creation (u32), id (two u32, high first) and the node's name in UTF-8. Raw
+ * bytes rather than a msgpack array, so that the node's name, the same in nearly every ref of a
+ * link, is compared with the last one seen instead of decoded again.
+ */
+const REF_FIXED_BYTES = 12;
+const MAX_REF_ID = Number.MAX_SAFE_INTEGER;
+let lastWritten: Ref | undefined;
+let lastWrittenBytes: Buffer | undefined;
+let lastNodeBytes: Uint8Array = new Uint8Array(0);
+let lastNode = '';
+
+function writeRef(ref: Ref): Buffer {
+  refs.remember(ref);
+  if (ref === lastWritten) return lastWrittenBytes!;
+  const { id, creation } = ref;
+  if (!Number.isInteger(id) || id < 0 || id > MAX_REF_ID || !Number.isInteger(creation) || creation < 0 || creation > 0xffff_ffff) {
+    throw new TypeError(`a ref with id ${id} and creation ${creation} cannot be encoded`);
+  }
+  const node = Buffer.from(ref.node, 'utf8');
+  const bytes = Buffer.allocUnsafe(REF_FIXED_BYTES + node.length);
+  bytes.writeUInt32BE(creation, 0);
+  bytes.writeUInt32BE(Math.floor(id / 0x1_0000_0000), 4);
+  bytes.writeUInt32BE(id >>> 0, 8);
+  node.copy(bytes, REF_FIXED_BYTES);
+  lastWritten = ref;
+  lastWrittenBytes = bytes;
+  return bytes;
+}
+
+function readRef(bytes: Uint8Array): Ref {
+  const length = bytes.length;
+  if (length <= REF_FIXED_BYTES) throw new TypeError('malformed ref');
+  const creation = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+  const high = ((bytes[4]! << 24) | (bytes[5]! << 16) | (bytes[6]! << 8) | bytes[7]!) >>> 0;
+  const low = ((bytes[8]! << 24) | (bytes[9]! << 16) | (bytes[10]! << 8) | bytes[11]!) >>> 0;
+  const id = high * 0x1_0000_0000 + low;
+  if (id > MAX_REF_ID) throw new TypeError('malformed ref');
+  return refs.intern(nodeName(bytes), id, creation);
+}
+
+/** The node's name of a ref's bytes: the last one again when the bytes match it. */
+function nodeName(bytes: Uint8Array): string {
+  const length = bytes.length - REF_FIXED_BYTES;
+  const last = lastNodeBytes;
+  if (last.length === length) {
+    let same = true;
+    for (let index = 0; index < length; index++) {
+      if (last[index] !== bytes[REF_FIXED_BYTES + index]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return lastNode;
+  }
+  const node = Buffer.from(bytes.buffer, bytes.byteOffset + REF_FIXED_BYTES, length).toString('utf8');
+  lastNodeBytes = bytes.slice(REF_FIXED_BYTES);
+  lastNode = node;
+  return node;
 }
 
 let registered = false;
@@ -75,15 +129,7 @@ let registered = false;
 function registerExtensions(): void {
   if (registered) return;
   registered = true;
-  addExtension({
-    Class: Ref,
-    type: EXT_REF,
-    write(ref: Ref) {
-      refs.remember(ref);
-      return [ref.node, ref.id, ref.creation];
-    },
-    read: readRef,
-  });
+  addExtension({ Class: Ref, type: EXT_REF, pack: writeRef, unpack: readRef });
   addExtension({ Class: Error, type: EXT_ERROR, write: writeError, read: readError });
   addExtension({
     Class: ExitMessage,
