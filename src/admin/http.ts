@@ -13,6 +13,7 @@ import {
   MetricsFailed,
 } from './errors.js';
 import { guardConnections } from './connection-guard.js';
+import { serveNodes, type ClusterView } from './nodes-view.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
@@ -31,7 +32,7 @@ export const PROBE_TIMEOUT_MS = 2_000;
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** The read-only endpoints, all GET. */
-export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health', '/livez', '/readyz'] as const;
+export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health', '/livez', '/readyz', '/nodes'] as const;
 export type AdminEndpoint = (typeof ADMIN_ENDPOINTS)[number];
 /** What the ops port serves: probes and metrics, never the tree. */
 export const OPS_ENDPOINTS: readonly AdminEndpoint[] = ['/metrics', '/health', '/livez', '/readyz'];
@@ -73,6 +74,8 @@ export interface AdminHttpOptions {
   readonly maxRequests?: number;
   /** A separate listener for `/metrics` and the probes. */
   readonly ops?: OpsListenOptions;
+  /** A cluster node's view (`clusterView(node)`): serves `/nodes` and `/nodes/<name>/tree`; without it they answer 404. */
+  readonly nodes?: ClusterView;
 }
 
 export interface AdminHttpServer {
@@ -92,6 +95,7 @@ interface HttpSettings {
   readonly metrics: MetricsSource | undefined;
   readonly requestTimeoutMs: number;
   readonly maxRequests: number;
+  readonly nodes?: ClusterView;
 }
 
 interface Listener {
@@ -132,7 +136,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   // Checked before anything listens: a refused configuration leaves nothing open.
   const mainGuard = requestGuard({ host, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: true });
   const opsGuard = ops === undefined ? undefined : requestGuard({ host: opsHost, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: false });
-  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs, maxRequests };
+  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs, maxRequests, nodes: options.nodes };
   const limits = { headerTimeoutMs, maxConnections };
   const main = await serve(settings, { endpoints: ADMIN_ENDPOINTS, guard: mainGuard, inFlight: 0 }, host, port, limits);
   let opsServer: Server | undefined;
@@ -214,13 +218,13 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
     return;
   }
-  const endpoint = listener.endpoints.find((candidate) => candidate === path);
+  const endpoint = listener.endpoints.find((candidate) => candidate === path || (candidate === '/nodes' && path.startsWith('/nodes/')));
   if (endpoint === undefined) {
     sendJson(response, 404, errorBody(new AdminNotFound(path)));
     return;
   }
   if (PROBES.has(endpoint)) {
-    await route(settings, endpoint, response);
+    await route(settings, endpoint, response, path);
     return;
   }
   try {
@@ -236,13 +240,13 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
   }
   listener.inFlight++;
   try {
-    await route(settings, endpoint, response);
+    await route(settings, endpoint, response, path);
   } finally {
     listener.inFlight--;
   }
 }
 
-async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse): Promise<void> {
+async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse, path: string): Promise<void> {
   const { runtime, admin, requestTimeoutMs } = settings;
   try {
     switch (endpoint) {
@@ -269,6 +273,9 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
       }
       case '/metrics':
         await sendMetrics(settings, response);
+        return;
+      case '/nodes':
+        sendJson(response, 200, await serveNodes(settings.nodes, path, requestTimeoutMs));
         return;
       default: {
         const unknown: never = endpoint;

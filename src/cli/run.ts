@@ -5,6 +5,8 @@ import type { ProcessSnapshot } from '../admin/process-snapshot.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
 import { errorOf, getJson } from './client.js';
 import { formatHealth, formatProcesses, formatTree } from './format.js';
+import { formatNodes, isNodesReport, treePath } from './nodes.js';
+import type { NodesReport } from '../admin/nodes-view.js';
 
 /** Exit codes of `molo`. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -18,6 +20,8 @@ export const USAGE = `usage: molo <command> [--url URL] [--json] [--timeout MS]
 
 commands:
   tree      the live supervision tree: states, restart counts, intensity, mailboxes
+            (--node NAME: another cluster node's, read through its admin actor)
+  nodes     the cluster: each node's name, state, round-trip time, queued bytes
   ps        every live process
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
@@ -41,12 +45,14 @@ export interface CliIo {
 }
 
 interface Invocation {
-  readonly command: 'tree' | 'ps' | 'health' | 'help';
+  readonly command: 'tree' | 'ps' | 'health' | 'help' | 'nodes';
   readonly url: string;
   readonly json: boolean;
   readonly timeoutMs: number;
   /** The admin token, from MOLO_ADMIN_TOKEN. */
   readonly token?: string;
+  /** `tree --node NAME`: another cluster node's tree. */
+  readonly node?: string;
 }
 
 /** Runs `molo` with `argv` (without node and script); resolves with the exit code. */
@@ -82,6 +88,7 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
         url: { type: 'string' },
         json: { type: 'boolean', default: false },
         timeout: { type: 'string' },
+        node: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -93,7 +100,7 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
   if (positionals.length === 0) throw new CliUsageError('no command given');
   if (positionals.length > 1) throw new CliUsageError(`one command at a time, got: ${positionals.join(' ')}`);
   const command = positionals[0]!;
-  if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help') {
+  if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help' && command !== 'nodes') {
     throw new CliUsageError(`unknown command '${command}'`);
   }
   const fromEnv = env['MOLO_ADMIN_URL'];
@@ -109,14 +116,15 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
     throw new CliUsageError(`--timeout must be an integer in 1..600000 ms, got ${values.timeout}`);
   }
-  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs, token: env['MOLO_ADMIN_TOKEN'] };
+  if (values.node !== undefined && command !== 'tree') throw new CliUsageError('--node goes with tree');
+  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs, token: env['MOLO_ADMIN_TOKEN'], node: values.node };
 }
 
 async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
-  const { command, url, json, timeoutMs, token } = invocation;
+  const { command, url, json, timeoutMs, token, node } = invocation;
   switch (command) {
     case 'tree': {
-      const body = await expectOk(url, '/tree', timeoutMs, token, (value) => isObject(value) && 'root' in value && 'sections' in value);
+      const body = await expectOk(url, treePath(node), timeoutMs, token, (value) => isObject(value) && 'root' in value && 'sections' in value);
       io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatTree(body as TreeSnapshot));
       return ExitCode.Ok;
     }
@@ -135,6 +143,11 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       else if ('node' in body) io.stdout(formatHealth(body as HealthReport));
       else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}\n`);
       return answer.status === 200 ? ExitCode.Ok : ExitCode.Failed;
+    }
+    case 'nodes': {
+      const body = await expectOk(url, '/nodes', timeoutMs, token, isNodesReport);
+      io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatNodes(body as NodesReport));
+      return ExitCode.Ok;
     }
     case 'help':
       io.stdout(USAGE);
