@@ -12,6 +12,8 @@
  */
 import type { Broker, PublishOptions } from '../bus/topics/broker.js';
 import { encodeJson } from '../bus/topics/message.js';
+import type { Registry } from 'prom-client';
+import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
 import { PeerService } from './peer-service.js';
 
@@ -29,8 +31,8 @@ export interface ClusterTopicStats {
 }
 
 /** Bridges `broker` to the brokers of every node that runs it too. */
-export function startClusterTopics(node: Node, broker: Broker): ClusterTopics {
-  return new ClusterTopics(node, broker);
+export function startClusterTopics(node: Node, broker: Broker, options: { readonly registry?: Registry } = {}): ClusterTopics {
+  return new ClusterTopics(node, broker, options);
 }
 
 export class ClusterTopics {
@@ -39,7 +41,7 @@ export class ClusterTopics {
   readonly #service: PeerService;
   readonly #counts = { published: 0, forwarded: 0, received: 0, rejected: 0 };
 
-  constructor(node: Node, broker: Broker) {
+  constructor(node: Node, broker: Broker, options: { readonly registry?: Registry } = {}) {
     this.#node = node;
     this.#broker = broker;
     this.#service = new PeerService(node, TOPICS_NAME, {
@@ -50,6 +52,11 @@ export class ClusterTopics {
       },
       nodedown: () => {},
     });
+    clusterMetrics(options.registry)?.topics.add(this);
+  }
+
+  get nodeName(): string {
+    return this.#node.name;
   }
 
   get broker(): Broker {

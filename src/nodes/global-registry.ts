@@ -16,6 +16,8 @@
 import type { Ref } from '../actors/ref.js';
 import { Ref as RefClass } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
+import type { Registry } from 'prom-client';
+import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
 import { PeerService } from './peer-service.js';
 
@@ -35,6 +37,8 @@ export interface GlobalOptions {
   readonly lockTimeoutMs?: number;
   /** Attempts when another node holds a lock on the name (a concurrent register); default 5 (1..50). */
   readonly attempts?: number;
+  /** `molo_global_*` metrics (docs/telemetry.md). */
+  readonly registry?: Registry;
 }
 
 export interface GlobalEntry {
@@ -104,6 +108,11 @@ export class GlobalRegistry {
       nodedown: (peer) => this.#nodedown(peer),
       call: (kind, from, body) => (kind === 'reserve' ? this.#reserve(from, body) : null),
     });
+    clusterMetrics(options.registry)?.globals.add(this);
+  }
+
+  get nodeName(): string {
+    return this.#node.name;
   }
 
   // ---- the API ----------------------------------------------------------------------------

@@ -8,6 +8,8 @@
  */
 import { Ref as RefClass, type Ref } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, InvalidClusterArgument } from './cluster-errors.js';
+import type { Registry } from 'prom-client';
+import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
 import { PeerService } from './peer-service.js';
 
@@ -25,6 +27,8 @@ export interface GroupsOptions {
   readonly maxGroups?: number;
   /** Members of one group (cluster-wide); default 100,000, at most 10,000,000. */
   readonly maxMembers?: number;
+  /** `molo_pg_*` metrics (docs/telemetry.md). */
+  readonly registry?: Registry;
 }
 
 /** A member's key: its node, id and creation. */
@@ -57,6 +61,18 @@ export class ProcessGroups {
       message: (kind, from, body) => this.#message(kind, from, body),
       nodedown: (peer) => this.#removeNode(peer),
     });
+    clusterMetrics(options.registry)?.groups.add(this);
+  }
+
+  get nodeName(): string {
+    return this.#node.name;
+  }
+
+  /** Groups and memberships in the cluster-wide view. */
+  stats(): { groups: number; members: number } {
+    let members = 0;
+    for (const group of this.#groups.values()) members += group.size;
+    return { groups: this.#groups.size, members };
   }
 
   // ---- the API ----------------------------------------------------------------------------

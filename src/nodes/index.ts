@@ -22,3 +22,4 @@ export { startGlobal, GlobalRegistry, GLOBAL_NAME, globalWinner, type GlobalOpti
 export { startGroups, ProcessGroups, GROUPS_NAME, type GroupEvent, type GroupsOptions } from './groups.js';
 export { startClusterTopics, ClusterTopics, TOPICS_NAME, type ClusterTopicStats } from './cluster-topics.js';
 export { ClusterErrorCode, GlobalNameTaken, GlobalNameNotFound, InvalidClusterArgument, ClusterLimitReached } from './cluster-errors.js';
+export { clusterMetrics, ClusterMetrics } from './cluster-metrics.js';

@@ -24,6 +24,9 @@ describe('cluster topics', () => {
       expect(messages.map((message) => message.text).sort()).toEqual(['from a', 'from b']);
     }
     expect(await peers[0]!.run('topicStats')).toEqual({ published: 1, forwarded: 2, received: 2, rejected: 0 });
+    const metrics = await peers[0]!.run<string>('metrics');
+    expect(metrics).toContain(`molo_cluster_topic_messages_total{node="${peers[0]!.name}",kind="forwarded"} 2`);
+    expect(metrics).toContain(`molo_cluster_topic_messages_total{node="${peers[0]!.name}",kind="received"} 2`);
     await expect(peers[0]!.run('publish', 'bad*channel', 'x')).rejects.toMatchObject({ code: expect.stringMatching(/^TOPIC_/) });
     expect(await peers[0]!.run('topicStats')).toMatchObject({ published: 1, forwarded: 2 });
   });

@@ -64,6 +64,8 @@ describe('global registry', () => {
     expect(await a.run('inbox', 'late')).toEqual([{ type: 'global_name_conflict', name: 'leader', winner: early }]);
     expect(await b.run('inbox', 'early')).toEqual([]);
     expect(await a.run('globalStats')).toMatchObject({ names: 1, lost: 1 });
+    expect(await a.run('metrics')).toContain(`molo_global_lost_total{node="${a.name}"} 1`);
+    expect(await b.run('metrics')).toContain(`molo_global_names{node="${b.name}"} 1`);
     // The loser can no longer be reached by the name; the winner is, from both sides.
     await a.run('globalSend', 'leader', 'to the winner');
     await until(async () => (await b.run<unknown[]>('inbox', 'early')).includes('to the winner'));

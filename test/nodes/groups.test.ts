@@ -20,6 +20,7 @@ describe('process groups', () => {
     await c!.run('join', 'workers', 'other'); // twice is once
     const all = [wa, wb, wc, other].sort();
     for (const peer of [a!, b!, c!]) await until(async () => JSON.stringify(await peer.run('members', 'workers')) === JSON.stringify(all));
+    expect(await b!.run('metrics')).toContain(`molo_pg_members{node="${b!.name}"} 4`);
 
     await c!.run('leave', 'workers', 'other');
     for (const peer of [a!, b!]) await until(async () => !(await peer.run<string[]>('members', 'workers')).includes(other));
