@@ -128,6 +128,8 @@ export class GlobalRegistry {
     if (!(ref instanceof RefClass) || ref.node !== this.#node.name || !this.#node.system.isAlive(ref)) {
       throw new InvalidClusterArgument('global ref', 'must be a live actor of this node');
     }
+    // The holder registering its name again: nothing changes (its `at` stays, so do its conflicts' outcomes).
+    if (sameRef(this.#table.get(name)?.ref, ref)) return;
     for (let attempt = 1; ; attempt++) {
       const holder = this.#holder(name, ref);
       if (holder !== undefined) throw new GlobalNameTaken(name, holder);
