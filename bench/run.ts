@@ -12,10 +12,11 @@ import { nodesSuite } from './nodes/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
 import { streamsSuite } from './streams/suite.js';
+import { tasksSuite } from './tasks/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, nodesSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 

@@ -3,6 +3,8 @@
  * text to print. A row is one measurement of one case for one implementation; suites may add
  * ratio rows (`impl: 'ratio'`) and any extra fields they need.
  */
+import { cpus, loadavg } from 'node:os';
+
 export interface Row {
   readonly case: string;
   readonly impl: string;
@@ -87,3 +89,75 @@ export function spreadCell(row: Row): string {
 }
 
 export const ROUNDS_NOTE = 'ops/s is the median round; spread is (fastest − slowest round) ÷ median over all rounds.';
+
+/** Progress for the console (stderr: stdout carries the report). */
+export const benchLog = (message: string): void => void process.stderr.write(`${message}\n`);
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Runs `fn`, timed; rejects when it takes over `timeoutMs`. */
+export async function timedWithin<T>(what: string, timeoutMs: number, fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${timeoutMs} ms`)), timeoutMs)));
+  try {
+    const value = await Promise.race([fn(), timeout]);
+    return { value, seconds: (performance.now() - started) / 1_000 };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A Molo ÷ peer target on one case (reported, not asserted). */
+export interface RatioTarget {
+  readonly molo: string;
+  readonly peer: string;
+  readonly ratio: number;
+}
+
+/**
+ * The ratio row of one case: `<molo without 'molo-'>_vs_<peer>` for every pair (null when either
+ * side has no throughput), and with `targets`, whether all of them were met (null: no data).
+ */
+export function ratioRow(rows: readonly Row[], name: string, molos: readonly string[], peers: readonly string[], targets?: readonly RatioTarget[]): Row {
+  const ops = (impl: string): number | null => {
+    const value = rows.find((row) => row.case === name && row.impl === impl)?.ops_per_s;
+    return typeof value === 'number' && value > 0 ? value : null;
+  };
+  const key = (molo: string, peer: string): string => `${molo.slice(5)}_vs_${peer}`;
+  const row: Record<string, unknown> = { case: name, impl: 'ratio', ops_per_s: null };
+  for (const molo of molos) {
+    for (const peer of peers) {
+      const a = ops(molo);
+      const b = ops(peer);
+      row[key(molo, peer)] = a !== null && b !== null ? Number((a / b).toFixed(3)) : null;
+    }
+  }
+  if (targets !== undefined) {
+    row.targets = targets.map((t) => `${key(t.molo, t.peer)} >= ${t.ratio}`);
+    const met = targets.map((t) => row[key(t.molo, t.peer)]);
+    row.target_met = met.some((value) => typeof value !== 'number') ? null : targets.every((t, i) => (met[i] as number) >= t.ratio);
+  }
+  return row as unknown as Row;
+}
+
+/** One line per ratio row: each pair as `1.23x` (`n/a` without data), then its targets' verdict. */
+export function ratioLines(ratioRows: readonly Row[], width: number): string[] {
+  return ratioRows.map((row) => {
+    const parts = Object.keys(row)
+      .filter((key) => key.includes('_vs_'))
+      .map((key) => `${key} ${typeof row[key] === 'number' ? `${(row[key] as number).toFixed(2)}x` : 'n/a'}`);
+    const target = Array.isArray(row.targets) ? ` [targets ${(row.targets as string[]).join(', ')}: ${row.target_met === true ? 'met' : row.target_met === false ? 'MISSED' : 'no data'}]` : '';
+    return `${row.case.padEnd(width)} ${parts.length > 0 ? parts.join('  ') : '(no pairs with data)'}${target}`;
+  });
+}
+
+/** The lines above a suite's tables: machine, what was run, the load average, and a quick run's caveat. */
+export function suiteHeader(suite: string, quick: boolean, servers: string, loadBefore: number, notes: readonly string[]): string[] {
+  const lines = [
+    `${suite} suite, ${quick ? 'quick' : 'full'} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); ${servers} on the same machine`,
+    ...notes,
+    `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
+  ];
+  if (quick) lines.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');
+  return lines;
+}

@@ -2,7 +2,7 @@
  * The kernel on its own: spawn, send, call, links, monitors, trap-exit and selective receive.
  * Run: npx tsx examples/actors.ts
  */
-import { ActorSystem, CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT } from '../src/actors/index.js';
+import { ActorSystem, CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT } from 'molo/actors';
 
 const system = new ActorSystem({ node: 'example' });
 

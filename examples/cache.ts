@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { Cache, openSqlite, rowTag, tableTag } from '../src/data/index.js';
-import { defineModel, field, Orm, type RowOf } from '../src/data/orm/index.js';
+import { ActorSystem } from 'molo/actors';
+import { Cache, openSqlite, rowTag, tableTag } from 'molo/data';
+import { defineModel, field, Orm, type RowOf } from 'molo/data/orm';
 
 const User = defineModel('users', {
   id: field.int64().primaryKey().autoIncrement(),

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { createPostgresPool, openSqlite, type Database } from '../src/data/index.js';
+import { ActorSystem } from 'molo/actors';
+import { createPostgresPool, openSqlite, type Database } from 'molo/data';
 
 async function demo(db: Database): Promise<void> {
   const ctx = { timeoutMs: 5_000, correlationId: 'example-1' };

@@ -7,9 +7,8 @@
  * MOLO_DEMO_MS=5000 stops it by itself after that long, MOLO_ADMIN_PORT picks the admin port
  * (default 9710; 0 = any free port).
  */
-import { Admin, startNode } from '../src/admin/index.js';
-import { GenServer, ProgramSupervisor, Supervisor, worker, type ProgramLogger, type ProgramSpec } from '../src/behaviours/index.js';
-import { formatTree } from '../src/cli/format.js';
+import { Admin, formatTree, startNode } from 'molo/admin';
+import { GenServer, ProgramSupervisor, Supervisor, worker, type ProgramLogger, type ProgramSpec } from 'molo/behaviours';
 
 class Ticker extends GenServer<'count', number, never, 'tick'> {
   ticks = 0;
@@ -101,7 +100,7 @@ async function main(): Promise<void> {
     },
   });
   const { system } = node;
-  console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npx tsx src/cli/molo.ts tree --url ${node.adminUrl}). Ctrl-C stops it.`);
+  console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npx molo tree --url ${node.adminUrl}). Ctrl-C stops it.`);
 
   // A print that races the shutdown finds the admin gone: that is the stop working, not a failure.
   let stopping = false;

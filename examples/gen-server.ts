@@ -2,8 +2,8 @@
  * A GenServer: a key-value store with calls, casts, a delayed reply and a continue step.
  * Run: npx tsx examples/gen-server.ts
  */
-import { ActorSystem } from '../src/actors/index.js';
-import { GenServer, NO_REPLY, type From } from '../src/behaviours/index.js';
+import { ActorSystem } from 'molo/actors';
+import { GenServer, NO_REPLY, type From } from 'molo/behaviours';
 
 type Request = { op: 'get'; key: string } | { op: 'put'; key: string; value: string } | { op: 'waitFor'; key: string };
 type Reply = string | undefined;

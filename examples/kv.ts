@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { createMemoryKv, getJson, getText, openKv, openSqlite, setJson, setText, type KvStore } from '../src/data/index.js';
+import { ActorSystem } from 'molo/actors';
+import { createMemoryKv, getJson, getText, openKv, openSqlite, setJson, setText, type KvStore } from 'molo/data';
 
 async function demo(name: string, store: KvStore): Promise<void> {
   const v1 = await store.set('user:1', Buffer.from('ada'));

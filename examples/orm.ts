@@ -7,10 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { ConflictError } from '../src/data/index.js';
-import { openSqlite } from '../src/data/sqlite/index.js';
-import { defineModel, eq, field, gt, hasMany, NOW, Orm, type RowOf } from '../src/data/orm/index.js';
+import { ActorSystem } from 'molo/actors';
+import { ConflictError, openSqlite } from 'molo/data';
+import { defineModel, eq, field, gt, hasMany, NOW, Orm, type RowOf } from 'molo/data/orm';
 
 const User = defineModel('users', {
   id: field.int64().primaryKey().autoIncrement(),

@@ -3,8 +3,8 @@
  * the logic never crosses the boundary: only messages do.
  */
 import { isMainThread, threadId } from 'node:worker_threads';
-import { CallRequest, type ActorBehaviour } from '../src/actors/index.js';
-import { GenServer } from '../src/behaviours/index.js';
+import { CallRequest, type ActorBehaviour } from 'molo/actors';
+import { GenServer } from 'molo/behaviours';
 
 /** Where this code runs, for the printout. */
 function where(): string {

@@ -12,8 +12,8 @@ import {
   hostsExited,
   placementHosts,
   type DownMessage,
-} from '../src/actors/index.js';
-import { GenServer } from '../src/behaviours/index.js';
+} from 'molo/actors';
+import { GenServer } from 'molo/behaviours';
 import type { Squarer } from './placement-workers.js';
 
 const workers = new URL('./placement-workers.ts', import.meta.url);

@@ -4,8 +4,8 @@
  * Run: npx tsx examples/programs.ts
  */
 import { createServer, type AddressInfo } from 'node:net';
-import { ActorSystem, type Ref } from '../src/actors/index.js';
-import { liveProgramProcessCount, ProgramSupervisor, type ProgramLogger, type ProgramStatus } from '../src/behaviours/programs/index.js';
+import { ActorSystem, type Ref } from 'molo/actors';
+import { liveProgramProcessCount, ProgramSupervisor, type ProgramLogger, type ProgramStatus } from 'molo/behaviours';
 
 /** Program output and lifecycle events, one readable line each (any pino logger works too). */
 function consoleLogger(bindings: Record<string, unknown> = {}): ProgramLogger {

@@ -7,9 +7,9 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { openSqlite } from '../src/data/index.js';
-import { createMigrationFile, defineModel, field, Healer, Migrator, Orm, readLedger, Syncer } from '../src/data/orm/index.js';
+import { ActorSystem } from 'molo/actors';
+import { openSqlite } from 'molo/data';
+import { createMigrationFile, defineModel, field, Healer, Migrator, Orm, readLedger, Syncer } from 'molo/data/orm';
 
 const User = defineModel('users', {
   id: field.int64().primaryKey().autoIncrement(),

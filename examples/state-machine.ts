@@ -5,7 +5,7 @@
  * Run: npx tsx examples/state-machine.ts
  */
 import { assign, setup } from 'xstate';
-import { ActorSystem } from '../src/actors/index.js';
+import { ActorSystem } from 'molo/actors';
 import {
   effect,
   eventTimeout,
@@ -16,7 +16,7 @@ import {
   type CallEvent,
   type EventTimeoutEvent,
   type StateTimeoutEvent,
-} from '../src/behaviours/state-machine.js';
+} from 'molo/behaviours';
 
 type LockEvent =
   | { type: 'button'; digit: number }

@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem, type Ref } from '../src/actors/index.js';
-import { Supervisor } from '../src/behaviours/index.js';
-import { openSqliteStreams, StreamConsumer, StreamRetention, type Delivery } from '../src/bus/index.js';
+import { ActorSystem, type Ref } from 'molo/actors';
+import { Supervisor } from 'molo/behaviours';
+import { openSqliteStreams, StreamConsumer, StreamRetention, type Delivery } from 'molo/bus';
 
 interface Order {
   readonly id: number;

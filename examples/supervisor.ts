@@ -2,8 +2,8 @@
  * Supervisors: a one_for_one tree with a nested rest_for_one group and a dynamic pool.
  * Run: npx tsx examples/supervisor.ts
  */
-import { ActorSystem, type Ref } from '../src/actors/index.js';
-import { GenServer, Supervisor, worker } from '../src/behaviours/index.js';
+import { ActorSystem, type Ref } from 'molo/actors';
+import { GenServer, Supervisor, worker } from 'molo/behaviours';
 
 class Worker extends GenServer<'ping' | 'crash', string> {
   constructor(readonly label: string) {

@@ -4,9 +4,9 @@
  * and the restart shows up in the metrics text a /metrics endpoint would serve.
  * Run: npx tsx examples/telemetry.ts
  */
-import { ActorSystem } from '../src/actors/index.js';
-import { GenServer, Supervisor, worker } from '../src/behaviours/index.js';
-import { createTelemetry } from '../src/telemetry/index.js';
+import { ActorSystem } from 'molo/actors';
+import { GenServer, Supervisor, worker } from 'molo/behaviours';
+import { createTelemetry } from 'molo/telemetry';
 
 class Greeter extends GenServer<string, string> {
   override handleCall(request: string): string {

@@ -3,8 +3,8 @@
  * subscribed to a pattern, JSON payloads, an unrouted publish, and the broker's counters.
  * Run: npx tsx examples/topics.ts
  */
-import { ActorSystem } from '../src/actors/index.js';
-import { createBroker, isTopicMessage } from '../src/bus/index.js';
+import { ActorSystem } from 'molo/actors';
+import { createBroker, isTopicMessage } from 'molo/bus';
 
 const system = new ActorSystem({ node: 'example' });
 const broker = createBroker({ system, name: 'example' });

@@ -5,6 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { ActorSystem } from '../../src/actors/index.js';
+import { benchLog, messageOf } from '../suite.js';
 
 export interface BenchServer {
   readonly host: string;
@@ -56,4 +58,25 @@ export async function createBenchServer(fetchRows: number): Promise<BenchServer>
     throw error;
   }
   return { host: HOST, port: PORT, user: USER, database, fetchRows, drop };
+}
+
+/**
+ * Runs `body` with an ActorSystem and, when the server is there, a fresh bench database (without
+ * one `pg` is undefined and its contenders say they are unavailable); both are gone afterwards.
+ */
+export async function withBenchPostgres<T>(node: string, body: (system: ActorSystem, pg: BenchServer | undefined) => Promise<T>): Promise<T> {
+  const system = new ActorSystem({ node });
+  let pg: BenchServer | undefined;
+  try {
+    try {
+      pg = await createBenchServer(0);
+      benchLog(`postgres: database ${pg.database} on ${pg.host}:${pg.port}`);
+    } catch (error) {
+      benchLog(`postgres unavailable: ${messageOf(error)}`);
+    }
+    return await body(system, pg);
+  } finally {
+    system.shutdown();
+    await pg?.drop().catch((error: unknown) => benchLog(`dropping ${pg!.database} failed: ${messageOf(error)}`));
+  }
 }

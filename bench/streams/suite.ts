@@ -7,11 +7,9 @@
  * printed to say how noisy the machine was). Also reported: bytes held per million retained
  * messages, on disk for the stores and JetStream, in memory for Redis.
  */
-import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { ActorSystem } from '../../src/actors/index.js';
-import { createBenchServer, type BenchServer } from '../data/server.js';
-import { formatTable, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
+import { loadavg } from 'node:os';
+import { withBenchPostgres } from '../data/server.js';
+import { benchLog, formatTable, suiteHeader, messageOf, ratioLines, ratioRow, timedWithin, type RatioTarget, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import type { StreamContender } from './contender.js';
 import { jetstreamContender } from './jetstream.js';
 import { moloContender } from './molo.js';
@@ -22,26 +20,14 @@ const SIZES = { full: 100_000, quick: 2_000 } as const;
 const PHASE_TIMEOUT_MS = 600_000;
 
 /** Molo ÷ peer targets on end to end (reported, not asserted). */
-const TARGETS: readonly { readonly molo: string; readonly peer: string; readonly ratio: number }[] = [
+const TARGETS: readonly RatioTarget[] = [
   { molo: 'molo-sqlite', peer: 'jetstream', ratio: 2 },
   { molo: 'molo-sqlite', peer: 'redis', ratio: 0.5 },
   { molo: 'molo-postgres', peer: 'jetstream', ratio: 1 },
 ];
 
-const log = (message: string): void => void process.stderr.write(`${message}\n`);
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-async function timed<T>(what: string, fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${PHASE_TIMEOUT_MS} ms`)), PHASE_TIMEOUT_MS)));
-  try {
-    const value = await Promise.race([fn(), timeout]);
-    return { value, seconds: (performance.now() - started) / 1_000 };
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const log = benchLog;
+const timed = <T>(what: string, fn: () => Promise<T>): Promise<{ value: T; seconds: number }> => timedWithin(what, PHASE_TIMEOUT_MS, fn);
 
 /** Runs one system's phases; answers its rows. */
 async function measure(contender: StreamContender, cases: readonly string[], n: number, mode: string): Promise<{ rows: Row[]; failed: boolean }> {
@@ -90,26 +76,7 @@ async function measure(contender: StreamContender, cases: readonly string[], n: 
 }
 
 function ratios(rows: readonly Row[], cases: readonly string[]): Row[] {
-  const ops = (name: string, impl: string): number | null => {
-    const value = rows.find((row) => row.case === name && row.impl === impl)?.ops_per_s;
-    return typeof value === 'number' && value > 0 ? value : null;
-  };
-  return cases.map((name) => {
-    const row: Record<string, unknown> = { case: name, impl: 'ratio', ops_per_s: null };
-    for (const molo of ['molo-sqlite', 'molo-postgres']) {
-      for (const peer of ['jetstream', 'redis']) {
-        const a = ops(name, molo);
-        const b = ops(name, peer);
-        row[`${molo.slice(5)}_vs_${peer}`] = a !== null && b !== null ? Number((a / b).toFixed(3)) : null;
-      }
-    }
-    if (name === 'end_to_end') {
-      row.targets = TARGETS.map((t) => `${t.molo.slice(5)}_vs_${t.peer} >= ${t.ratio}`);
-      const met = TARGETS.map((t) => row[`${t.molo.slice(5)}_vs_${t.peer}`]);
-      row.target_met = met.some((value) => value === null) ? null : TARGETS.every((t, i) => (met[i] as number) >= t.ratio);
-    }
-    return row as unknown as Row;
-  });
+  return cases.map((name) => ratioRow(rows, name, ['molo-sqlite', 'molo-postgres'], ['jetstream', 'redis'], name === 'end_to_end' ? TARGETS : undefined));
 }
 
 function report(rows: readonly Row[], ratioRows: readonly Row[]): string {
@@ -133,13 +100,7 @@ function report(rows: readonly Row[], ratioRows: readonly Row[]): string {
       .filter((row) => row.case === 'retained')
       .map((row) => [row.impl, typeof row.bytes_per_million_msgs === 'number' ? `${(row.bytes_per_million_msgs / 1_048_576).toFixed(0)} MiB` : 'n/a', String(row.where ?? row.unavailable ?? '')]),
   );
-  const lines = ratioRows.map((row) => {
-    const parts = Object.keys(row)
-      .filter((key) => key.includes('_vs_'))
-      .map((key) => `${key} ${typeof row[key] === 'number' ? `${(row[key] as number).toFixed(2)}x` : 'n/a'}`);
-    const target = Array.isArray(row.targets) ? ` [targets ${(row.targets as string[]).join(', ')}: ${row.target_met === true ? 'met' : row.target_met === false ? 'MISSED' : 'no data'}]` : '';
-    return `${row.case.padEnd(12)} ${parts.join('  ')}${target}`;
-  });
+  const lines = ratioLines(ratioRows, 12);
   return [table, '', retained, '', 'Ratios (Molo ÷ peer, msgs/s, higher is better):', ...lines].join('\n');
 }
 
@@ -149,33 +110,19 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   const cases = CASES.filter((name) => options.cases === undefined || options.cases.includes(name));
   const loadBefore = loadavg()[0]!;
   log(`streams suite (${mode}): ${cases.join(', ')}; ${n.toLocaleString('en-US')} messages of 1 KiB`);
-  const system = new ActorSystem({ node: 'bench-streams' });
-  let pg: BenchServer | undefined;
   const rows: Row[] = [];
   let failed = false;
-  try {
-    try {
-      pg = await createBenchServer(0);
-      log(`postgres: database ${pg.database} on ${pg.host}:${pg.port}`);
-    } catch (error) {
-      log(`postgres unavailable: ${messageOf(error)}`);
-    }
+  await withBenchPostgres('bench-streams', async (system, pg) => {
     for (const contender of [moloContender(system, 'sqlite', undefined), moloContender(system, 'postgres', pg), jetstreamContender(), redisStreamsContender()]) {
       const outcome = await measure(contender, cases, n, mode);
       rows.push(...outcome.rows);
       failed ||= outcome.failed;
     }
-  } finally {
-    system.shutdown();
-    await pg?.drop().catch((error: unknown) => log(`dropping ${pg!.database} failed: ${messageOf(error)}`));
-  }
+  });
   const ratioRows = ratios(rows, cases);
-  const header = [
-    `streams suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres, nats-server -js and Redis on the same machine`,
+  const header = suiteHeader('streams', options.quick, 'Postgres, nats-server -js and Redis', loadBefore, [
     'One round per system and phase, systems in turn; msgs/s = messages ÷ wall time of the phase.',
-    `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
-  ];
-  if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');
+  ]);
   return { rows: [...rows, ...ratioRows], report: [...header, '', report(rows, ratioRows)].join('\n'), failed };
 }
 

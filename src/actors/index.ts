@@ -42,7 +42,7 @@ export {
   InvalidPlacement,
 } from './errors.js';
 export { behaviourModule, type BehaviourModule } from './placement/behaviour-module.js';
-export { hostsExited, placementHosts, placementStats, type HostInfo, type PlacementStats } from './placement/hosts.js';
+export { hostsExited, placementHosts, placementStats, terminateHost, type HostInfo, type PlacementStats } from './placement/hosts.js';
 export type { PlacedSpawnOptions } from './placement/hub.js';
 export type { Placement } from './placement/host-channel.js';
 export { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from './placement/limits.js';

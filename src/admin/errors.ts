@@ -22,6 +22,8 @@ export const AdminErrorCode = {
   Unauthorized: 'ADMIN_UNAUTHORIZED',
   TokenRequired: 'ADMIN_TOKEN_REQUIRED',
   Overloaded: 'ADMIN_OVERLOADED',
+  BadRequest: 'ADMIN_BAD_REQUEST',
+  BodyTooLarge: 'ADMIN_BODY_TOO_LARGE',
 } as const;
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
@@ -102,11 +104,14 @@ export class AdminNotFound extends MoloError {
   }
 }
 
-/** HTTP: the admin surface only answers GET. */
+/** HTTP: the endpoint does not take this method (GET everywhere but the task operations, which are POST). */
 export class AdminMethodNotAllowed extends MoloError {
   static readonly code = AdminErrorCode.MethodNotAllowed;
-  constructor(readonly method: string) {
-    super(AdminErrorCode.MethodNotAllowed, `method ${method} not allowed; the admin surface is read-only (GET)`);
+  constructor(
+    readonly method: string,
+    readonly allowed: string = 'GET',
+  ) {
+    super(AdminErrorCode.MethodNotAllowed, allowed === 'GET' ? `method ${method} not allowed; the admin surface is read-only (GET)` : `method ${method} not allowed; this endpoint takes ${allowed}`);
   }
 }
 
@@ -134,11 +139,41 @@ export class AdminUnauthorized extends MoloError {
   }
 }
 
-/** startNode/startAdminHttp: a non-loopback bind without `token`; the surface is refused, not merely logged. */
+/**
+ * startNode/startAdminHttp: a non-loopback bind without `token`; the surface is refused, not merely
+ * logged. HTTP 403: a mutating endpoint (`operation`) on a surface with no token configured.
+ */
 export class AdminTokenRequired extends MoloError {
   static readonly code = AdminErrorCode.TokenRequired;
-  constructor(readonly host: string) {
-    super(AdminErrorCode.TokenRequired, `refusing to serve the admin surface on ${host} without admin.token: only loopback binds may go without one`);
+  constructor(
+    readonly host: string,
+    readonly operation?: string,
+  ) {
+    super(
+      AdminErrorCode.TokenRequired,
+      operation === undefined
+        ? `refusing to serve the admin surface on ${host} without admin.token: only loopback binds may go without one`
+        : `${operation} is refused: mutating endpoints need admin.token to be configured, and this surface has none`,
+    );
+  }
+}
+
+/** HTTP 400: a request body that is not JSON or not the endpoint's shape, or a bad query parameter; `field` names it. */
+export class AdminBadRequest extends MoloError {
+  static readonly code = AdminErrorCode.BadRequest;
+  constructor(
+    readonly field: string,
+    detail: string,
+  ) {
+    super(AdminErrorCode.BadRequest, `bad request: ${field} ${detail}`);
+  }
+}
+
+/** HTTP 413: a request body over `admin.maxBodyBytes`. */
+export class AdminBodyTooLarge extends MoloError {
+  static readonly code = AdminErrorCode.BodyTooLarge;
+  constructor(readonly limitBytes: number) {
+    super(AdminErrorCode.BodyTooLarge, `request body exceeds admin.maxBodyBytes = ${limitBytes}`);
   }
 }
 

@@ -1,20 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MoloError, type ActorRuntime, type Ref } from '../actors/index.js';
+import type { ActorRuntime, Ref } from '../actors/index.js';
 import { Admin, ADMIN_NAME, checkInteger, type HealthReport } from './admin-actor.js';
-import {
-  AdminErrorCode,
-  AdminInvalidOption,
-  AdminListenFailed,
-  AdminMethodNotAllowed,
-  AdminNotFound,
-  AdminOverloaded,
-  AdminUnavailable,
-  MetricsFailed,
-} from './errors.js';
+import { AdminInvalidOption, AdminListenFailed, AdminMethodNotAllowed, AdminNotFound, AdminUnavailable, MetricsFailed } from './errors.js';
+import { countAlive, renderBuiltinMetrics, type ProcessLister } from './builtin-metrics.js';
 import { guardConnections } from './connection-guard.js';
 import { serveNodes, type ClusterView } from './nodes-view.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
+import type { TaskQueue } from '../bus/tasks/api.js';
+import { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
+import { serveTasks } from './task-http.js';
+import { errorBody, sendJson, statusFor } from './http-response.js';
+import { serveAdmitted } from './admission.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -74,8 +71,12 @@ export interface AdminHttpOptions {
   readonly maxRequests?: number;
   /** A separate listener for `/metrics` and the probes. */
   readonly ops?: OpsListenOptions;
+  /** Serves the `/tasks` endpoints (see task-routes.ts) on the main listener, through this queue's public API. */
+  readonly tasks?: TaskQueue;
   /** A cluster node's view (`clusterView(node)`): serves `/nodes` and `/nodes/<name>/tree`; without it they answer 404. */
   readonly nodes?: ClusterView;
+  /** Request bodies of the mutating endpoints at most (default 8 MiB, 1 KiB .. 64 MiB); more get 413. */
+  readonly maxBodyBytes?: number;
 }
 
 export interface AdminHttpServer {
@@ -95,7 +96,10 @@ interface HttpSettings {
   readonly metrics: MetricsSource | undefined;
   readonly requestTimeoutMs: number;
   readonly maxRequests: number;
+  readonly host: string;
+  readonly tasks: TaskQueue | undefined;
   readonly nodes?: ClusterView;
+  readonly maxBodyBytes: number;
 }
 
 interface Listener {
@@ -136,7 +140,20 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   // Checked before anything listens: a refused configuration leaves nothing open.
   const mainGuard = requestGuard({ host, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: true });
   const opsGuard = ops === undefined ? undefined : requestGuard({ host: opsHost, token: options.token, allowedHosts: options.allowedHosts, requireTokenOffLoopback: false });
-  const settings: HttpSettings = { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, metrics: options.metrics, requestTimeoutMs, maxRequests, nodes: options.nodes };
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
+  checkInteger('admin.maxBodyBytes', maxBodyBytes, 1_024, MAX_ADMIN_MAX_BODY_BYTES);
+  if (options.tasks !== undefined && typeof options.tasks?.enqueue !== 'function') throw new AdminInvalidOption('admin.tasks', 'must be a TaskQueue');
+  const settings: HttpSettings = {
+    runtime: options.runtime,
+    admin: options.admin ?? ADMIN_NAME,
+    metrics: options.metrics,
+    requestTimeoutMs,
+    maxRequests,
+    host,
+    tasks: options.tasks,
+    nodes: options.nodes,
+    maxBodyBytes,
+  };
   const limits = { headerTimeoutMs, maxConnections };
   const main = await serve(settings, { endpoints: ADMIN_ENDPOINTS, guard: mainGuard, inFlight: 0 }, host, port, limits);
   let opsServer: Server | undefined;
@@ -212,7 +229,12 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     sendJson(response, 421, errorBody(error));
     return;
   }
-  const path = new URL(request.url ?? '/', 'http://admin').pathname;
+  const url = new URL(request.url ?? '/', 'http://admin');
+  const path = url.pathname;
+  if (settings.tasks !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/tasks' || path.startsWith('/tasks/'))) {
+    await serveTasks({ ...settings, tasks: settings.tasks }, listener, request, url, response);
+    return;
+  }
   if (request.method !== 'GET') {
     response.setHeader('allow', 'GET');
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
@@ -227,23 +249,7 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     await route(settings, endpoint, response, path);
     return;
   }
-  try {
-    listener.guard.checkToken(request);
-  } catch (error) {
-    response.setHeader('www-authenticate', 'Bearer');
-    sendJson(response, 401, errorBody(error));
-    return;
-  }
-  if (listener.inFlight >= settings.maxRequests) {
-    sendJson(response, 503, errorBody(new AdminOverloaded(settings.maxRequests)));
-    return;
-  }
-  listener.inFlight++;
-  try {
-    await route(settings, endpoint, response, path);
-  } finally {
-    listener.inFlight--;
-  }
+  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response, path));
 }
 
 async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse, path: string): Promise<void> {
@@ -294,7 +300,8 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
 async function sendMetrics(settings: HttpSettings, response: ServerResponse): Promise<void> {
   let text: unknown;
   if (settings.metrics === undefined) {
-    text = defaultMetrics(await Admin.health(settings.runtime, settings.admin, settings.requestTimeoutMs));
+    const health = await Admin.health(settings.runtime, settings.admin, settings.requestTimeoutMs);
+    text = defaultMetrics(health, await aliveByBehaviour(settings));
   } else {
     try {
       text = await settings.metrics();
@@ -307,51 +314,20 @@ async function sendMetrics(settings: HttpSettings, response: ServerResponse): Pr
   response.end(text);
 }
 
-/** Until telemetry is wired in: live actors and root liveness, the two numbers the admin knows. */
-export function defaultMetrics(health: HealthReport): string {
-  const label = `{node="${escapeLabel(health.node)}"}`;
-  return [
-    '# HELP molo_actors_alive Live actors on this node.',
-    '# TYPE molo_actors_alive gauge',
-    `molo_actors_alive${label} ${health.actors}`,
-    '# HELP molo_root_supervisor_up 1 while the root supervisor is alive, else 0.',
-    '# TYPE molo_root_supervisor_up gauge',
-    `molo_root_supervisor_up${label} ${health.rootAlive ? 1 : 0}`,
-    '',
-  ].join('\n');
+/**
+ * Until telemetry is wired in: live actors by behaviour and root liveness, in telemetry's names,
+ * labels and help texts (docs/telemetry.md), so a dashboard reads either the same.
+ */
+export function defaultMetrics(health: HealthReport, alive: ReadonlyMap<string, number>): string {
+  return renderBuiltinMetrics(alive, health.rootAlive);
 }
 
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function statusFor(error: unknown): number {
-  if (!(error instanceof MoloError)) return 500;
-  switch (error.code) {
-    case AdminErrorCode.Unavailable:
-    case AdminErrorCode.Busy:
-    case AdminErrorCode.Overloaded:
-      return 503;
-    case AdminErrorCode.NotFound:
-      return 404;
-    default:
-      return 500;
-  }
-}
-
-function errorBody(error: unknown): { error: { code: string; message: string } } {
-  if (error instanceof MoloError) return { error: { code: error.code, message: error.message } };
-  return { error: { code: AdminErrorCode.SnapshotFailed, message: error instanceof Error ? error.message : String(error) } };
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  };
-  if (status === 503) headers['retry-after'] = 1;
-  response.writeHead(status, headers);
-  response.end(text);
+/** Counted on the runtime when it lists its processes (an ActorSystem), else from the admin's process snapshot. */
+async function aliveByBehaviour(settings: HttpSettings): Promise<ReadonlyMap<string, number>> {
+  const runtime = settings.runtime as ActorRuntime & Partial<ProcessLister>;
+  if (typeof runtime.processes === 'function') return countAlive(runtime as ProcessLister);
+  const snapshot = await Admin.processes(settings.runtime, settings.admin, settings.requestTimeoutMs);
+  const alive = new Map<string, number>();
+  for (const entry of snapshot.processes) alive.set(entry.behaviour, (alive.get(entry.behaviour) ?? 0) + 1);
+  return alive;
 }

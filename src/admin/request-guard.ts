@@ -23,6 +23,8 @@ export interface RequestGuard {
   checkHost(request: IncomingMessage): void;
   /** Throws AdminUnauthorized without the token (nothing to check when none is set). */
   checkToken(request: IncomingMessage): void;
+  /** Whether a token is configured: mutating endpoints are refused without one. */
+  readonly hasToken: boolean;
 }
 
 export interface RequestGuardOptions {
@@ -50,6 +52,7 @@ export function requestGuard(options: RequestGuardOptions): RequestGuard {
   const any = names.has('*');
   const expected = token === undefined ? undefined : digest(token);
   return {
+    hasToken: expected !== undefined,
     checkHost(request) {
       if (any) return;
       const header = request.headers.host;

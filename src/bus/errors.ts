@@ -27,6 +27,8 @@ export const BusErrorCode = {
   InvalidSchedule: 'SCHEDULE_INVALID',
   InvalidCronExpression: 'SCHEDULE_INVALID_CRON',
   IntervalTooShort: 'SCHEDULE_INTERVAL_TOO_SHORT',
+  ScheduleExists: 'SCHEDULE_EXISTS',
+  ScheduleLimit: 'SCHEDULE_LIMIT',
   InvalidChannel: 'TOPIC_INVALID_CHANNEL',
   ChannelTooLong: 'TOPIC_CHANNEL_TOO_LONG',
   PayloadTooLarge: 'TOPIC_PAYLOAD_TOO_LARGE',

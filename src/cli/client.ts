@@ -10,12 +10,22 @@ export interface AdminAnswer {
  * status. `token` (from MOLO_ADMIN_TOKEN, never a flag: flags show in `ps`) goes as a bearer token.
  */
 export async function getJson(baseUrl: string, path: string, timeoutMs: number, token?: string): Promise<AdminAnswer> {
+  return requestJson(baseUrl, path, timeoutMs, token);
+}
+
+/** POSTs `body` as JSON to `path` (the mutating task endpoints); otherwise as {@link getJson}. */
+export async function postJson(baseUrl: string, path: string, body: unknown, timeoutMs: number, token?: string): Promise<AdminAnswer> {
+  return requestJson(baseUrl, path, timeoutMs, token, body);
+}
+
+async function requestJson(baseUrl: string, path: string, timeoutMs: number, token?: string, body?: unknown): Promise<AdminAnswer> {
   const url = new URL(path, baseUrl).toString();
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token !== undefined && token !== '') headers['authorization'] = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers, ...(body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) }) });
   } catch (error) {
     throw new AdminUnreachable(url, error);
   }

@@ -16,6 +16,9 @@ if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
   // is loaded only for it, so the other commands start fast.
   const { runMigrateCli } = await import('./migrate.js');
   process.exitCode = await runMigrateCli(argv.slice(1), io);
+} else if (argv[0] === 'tasks') {
+  const { runTasksCli } = await import('./tasks.js');
+  process.exitCode = await runTasksCli(argv.slice(1), io);
 } else {
   process.exitCode = await runCli(argv, io);
 }

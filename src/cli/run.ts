@@ -25,6 +25,7 @@ commands:
   ps        every live process
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
+  tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
   help      this text
 
 options:
@@ -77,6 +78,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
 }
 
+/** The options every command that asks a node takes. */
+export const TARGET_OPTIONS = {
+  url: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
   let parsed;
   try {
@@ -84,13 +93,7 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        url: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        timeout: { type: 'string' },
-        node: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: { ...TARGET_OPTIONS, node: { type: 'string' } },
     });
   } catch (error) {
     throw new CliUsageError(error instanceof Error ? error.message : String(error));
@@ -103,8 +106,14 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
   if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help' && command !== 'nodes') {
     throw new CliUsageError(`unknown command '${command}'`);
   }
+  if (values.node !== undefined && command !== 'tree') throw new CliUsageError('--node goes with tree');
+  return { command, json: values.json === true, node: values.node, ...resolveTarget(values.url, values.timeout, env) };
+}
+
+/** The node to ask: `--url`, else MOLO_ADMIN_URL, else the default; `--timeout`; the token from MOLO_ADMIN_TOKEN. */
+export function resolveTarget(flagUrl: string | undefined, flagTimeout: string | undefined, env: CliIo['env']): { url: string; timeoutMs: number; token?: string } {
   const fromEnv = env['MOLO_ADMIN_URL'];
-  const url = values.url ?? (fromEnv === undefined || fromEnv === '' ? DEFAULT_ADMIN_URL : fromEnv);
+  const url = flagUrl ?? (fromEnv === undefined || fromEnv === '' ? DEFAULT_ADMIN_URL : fromEnv);
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
@@ -112,12 +121,11 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
     throw new CliUsageError(`--url is not a URL: ${url}`);
   }
   if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new CliUsageError(`--url must be http(s), got ${url}`);
-  const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : Number(values.timeout);
+  const timeoutMs = flagTimeout === undefined ? DEFAULT_TIMEOUT_MS : Number(flagTimeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
-    throw new CliUsageError(`--timeout must be an integer in 1..600000 ms, got ${values.timeout}`);
+    throw new CliUsageError(`--timeout must be an integer in 1..600000 ms, got ${flagTimeout}`);
   }
-  if (values.node !== undefined && command !== 'tree') throw new CliUsageError('--node goes with tree');
-  return { command, url: parsedUrl.toString(), json: values.json === true, timeoutMs, token: env['MOLO_ADMIN_TOKEN'], node: values.node };
+  return { url: parsedUrl.toString(), timeoutMs, token: env['MOLO_ADMIN_TOKEN'] };
 }
 
 async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
@@ -159,7 +167,7 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
   }
 }
 
-async function expectOk(url: string, path: string, timeoutMs: number, token: string | undefined, valid: (body: unknown) => boolean): Promise<unknown> {
+export async function expectOk(url: string, path: string, timeoutMs: number, token: string | undefined, valid: (body: unknown) => boolean): Promise<unknown> {
   const answer = await getJson(url, path, timeoutMs, token);
   const endpoint = new URL(path, url).toString();
   if (answer.status !== 200) {

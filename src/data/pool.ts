@@ -43,6 +43,8 @@ export interface Lease<C extends DriverConnection> {
 class Slot<C extends DriverConnection> {
   leased = false;
   lastUsed: number;
+  /** Set while a shared connection idle past `probeAfterIdleMs` is pinged; settles true when it answered. */
+  probe: Promise<boolean> | undefined = undefined;
   constructor(
     readonly conn: C,
     readonly createdAt: number,
@@ -149,28 +151,40 @@ export class Pool<C extends DriverConnection> {
     return this.waiters.length;
   }
 
-  /** The shared connection with the fewest statements in flight; grows the pool when all are busy. */
+  /**
+   * The shared connection with the fewest statements in flight; grows the pool when all are busy.
+   * Undefined when none is usable now, including while the only candidates are being probed after
+   * an idle spell (`run` waits for that probe instead of queueing for a checkout).
+   */
   shared(): C | undefined {
     let best: Slot<C> | undefined;
     for (const slot of this.slots) {
-      if (slot.leased || !slot.conn.open) continue;
+      if (slot.leased || slot.probe !== undefined || !slot.conn.open) continue;
       if (best === undefined || slot.conn.inFlight < best.conn.inFlight) best = slot;
     }
     if (best === undefined || best.conn.inFlight > 0) this.grow();
     if (best === undefined) return undefined;
     const now = Date.now();
-    // A connection idle long enough to have died quietly goes through a checkout with a probe.
-    if (best.conn.inFlight === 0 && now - best.lastUsed > this.config.probeAfterIdleMs) return undefined;
+    // A connection idle long enough to have died quietly is pinged before it carries statements again.
+    if (best.conn.inFlight === 0 && now - best.lastUsed > this.config.probeAfterIdleMs) {
+      this.probe(best);
+      return this.shared();
+    }
     best.lastUsed = now;
     return best.conn;
   }
 
   /**
    * Runs `fn` on a shared connection (or, when none is usable, a checked-out one), waking a waiter
-   * once the connection goes idle.
+   * once the connection goes idle. A burst that finds its connections being probed waits for the
+   * probes, then shares the connections that answered: it must not fill the checkout queue.
    */
   async run<T>(ctx: DataContext | undefined, fn: (conn: C) => Promise<T>): Promise<T> {
-    const conn = this.shared();
+    let conn = this.shared();
+    for (let probe = this.pendingProbe(); conn === undefined && probe !== undefined; probe = this.pendingProbe()) {
+      await probe;
+      conn = this.shared();
+    }
     if (conn === undefined) {
       const lease = await this.acquire(ctx);
       try {
@@ -186,12 +200,33 @@ export class Pool<C extends DriverConnection> {
     }
   }
 
+  /** Pings an idle shared connection once; drops it when it does not answer within the checkout timeout. */
+  private probe(slot: Slot<C>): void {
+    slot.probe = slot.conn.ping({ timeoutMs: this.config.acquireTimeoutMs }).then(
+      () => {
+        slot.probe = undefined;
+        slot.lastUsed = Date.now();
+        return true;
+      },
+      () => {
+        slot.probe = undefined;
+        this.drop(slot);
+        return false;
+      },
+    );
+  }
+
+  private pendingProbe(): Promise<boolean> | undefined {
+    for (const slot of this.slots) if (slot.probe !== undefined) return slot.probe;
+    return undefined;
+  }
+
   /** Checks out a connection for one caller alone. */
   acquire(ctx?: DataContext): Promise<Lease<C>> {
     if (this.closed) return Promise.reject(new PoolClosed());
     const now = Date.now();
     for (const slot of this.slots) {
-      if (slot.leased || slot.conn.inFlight > 0 || !slot.conn.open) continue;
+      if (slot.leased || slot.probe !== undefined || slot.conn.inFlight > 0 || !slot.conn.open) continue;
       return this.checkout(slot, now, ctx);
     }
     // Nothing open and the last attempt failed for good: waiting cannot help, say why now.
@@ -273,7 +308,7 @@ export class Pool<C extends DriverConnection> {
 
   private wakeWaiter(): void {
     for (const slot of this.slots) {
-      if (!slot.leased && slot.conn.inFlight === 0 && slot.conn.open) {
+      if (!slot.leased && slot.probe === undefined && slot.conn.inFlight === 0 && slot.conn.open) {
         this.handOff(slot);
         return;
       }
@@ -396,7 +431,7 @@ export class Pool<C extends DriverConnection> {
     // Shared statements on the fast path do not wake waiters when they finish; this tick does.
     if (this.waiters.length > 0) this.wakeWaiter();
     for (const slot of [...this.slots]) {
-      if (slot.leased || slot.conn.inFlight > 0) continue;
+      if (slot.leased || slot.probe !== undefined || slot.conn.inFlight > 0) continue;
       const idleTooLong = now - slot.lastUsed >= this.config.idleTimeoutMs && this.slots.length > this.config.min;
       if (idleTooLong || this.expired(slot, now)) this.drop(slot);
     }

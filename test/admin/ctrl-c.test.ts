@@ -11,8 +11,14 @@
  * as the same signal, not as a second, forcing one.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { TS_NODE_ARGS } from '../support/run-script.js';
 import { REPO } from './helpers.js';
+
+/** `npm start` as package.json has it, with this test's node binary. */
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+const START = pkg.scripts.start.replace(/^exec node /, `exec ${JSON.stringify(process.execPath)} `);
 
 interface Outcome {
   readonly code: number | null;
@@ -48,17 +54,18 @@ function ctrlC(command: string, args: readonly string[], copies = 1): Promise<Ou
 }
 
 describe('Ctrl-C on the demo', () => {
-  // `npm start` should be `exec node --import tsx examples/demo.ts`: no shell left to re-raise the
+  // `npm start` should be `exec node … examples/demo.ts`: no shell left to re-raise the
   // signal, and no tsx CLI parent, whose relay exits 130 whenever its child acknowledges the signal
   // later than 60 ms (a loaded machine), even after a clean stop.
-  it("npm start's command, sh -c 'exec node --import tsx examples/demo.ts', exits 0 after a clean stop", async () => {
-    const outcome = await ctrlC('sh', ['-c', `exec ${JSON.stringify(process.execPath)} --import tsx examples/demo.ts`]);
+  it("npm start's command, sh -c 'exec node … examples/demo.ts', exits 0 after a clean stop", async () => {
+    expect(START).toMatch(/^exec \S+ --conditions=molo-source --import tsx examples\/demo\.ts$/);
+    const outcome = await ctrlC('sh', ['-c', START]);
     expect(outcome.output).toMatch(/stopped cleanly in \d+ ms/);
     expect([outcome.code, outcome.signal]).toEqual([0, null]);
   }, 120_000);
 
   it('three copies of one Ctrl-C (the group, then relays) are one signal: a clean stop, not a forced one', async () => {
-    const outcome = await ctrlC(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], 3);
+    const outcome = await ctrlC(process.execPath, [...TS_NODE_ARGS, 'examples/demo.ts'], 3);
     expect(outcome.output).toMatch(/stopped cleanly in \d+ ms/);
     expect(outcome.output).not.toMatch(/node\.forced/);
     expect([outcome.code, outcome.signal]).toEqual([0, null]);

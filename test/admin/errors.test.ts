@@ -26,6 +26,8 @@ const samples: MoloError[] = [
   new admin.AdminUnauthorized(),
   new admin.AdminTokenRequired('0.0.0.0'),
   new admin.AdminOverloaded(16),
+  new admin.AdminBadRequest('body', 'is not JSON'),
+  new admin.AdminBodyTooLarge(1_024),
 ];
 
 describe('admin error registry', () => {

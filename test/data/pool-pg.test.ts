@@ -121,6 +121,27 @@ describe('Postgres pool', () => {
     expect(next).not.toBe(pid);
   });
 
+  it('a burst after an idle spell runs pipelined on the probed connections, without filling the checkout queue', async () => {
+    // Regression: shared() refused every connection idle past probeAfterIdleMs, so each statement of
+    // the burst queued for a checkout and the 257th failed with PoolExhausted.
+    const db = await open({ min: 2, max: 2, probeAfterIdleMs: 100, maxWaiters: 8, acquireTimeoutMs: 10_000 });
+    await eventually(() => db.health().connections === 2, 5_000, 'two connections');
+    await sleep(250);
+    const results = await Promise.all(Array.from({ length: 400 }, (_, i) => db.query<{ n: number }>('SELECT $1::int AS n', [i])));
+    expect(results.map((r) => r.rows[0]!.n)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    expect(db.health()).toMatchObject({ healthy: true, waiting: 0 });
+  });
+
+  it('a burst after an idle spell skips a connection that died while idle', async () => {
+    const db = await open({ min: 1, max: 1, probeAfterIdleMs: 100, maxWaiters: 8 });
+    const pid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    await sleep(150);
+    psql(`SELECT pg_terminate_backend(${pid})`);
+    await sleep(150);
+    const pids = await Promise.all(Array.from({ length: 100 }, () => db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')));
+    for (const r of pids) expect(r.rows[0]!.pid).not.toBe(pid);
+  });
+
   it('a backend terminated mid-query fails the read as retryable and the pool recovers', async () => {
     const db = await open({ min: 1, max: 2 });
     const pid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;

@@ -1,6 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { projectRoot, runScript } from '../support/run-script.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot, runScript, TS_NODE_ARGS } from '../support/run-script.js';
+
+describe('examples can be copied into an app', () => {
+  it("import only the package's public entries (never ../src), node builtins, dependencies and each other", () => {
+    const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; dependencies: Record<string, string> };
+    const entries = Object.keys(pkg.exports).map((key) => (key === '.' ? 'molo' : `molo/${key.slice(2)}`));
+    const allowed = (specifier: string): boolean =>
+      entries.includes(specifier) || specifier.startsWith('node:') || specifier in pkg.dependencies || /^\.\/[\w-]+\.js$/.test(specifier);
+    const dir = join(projectRoot, 'examples');
+    const refused: string[] = [];
+    for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+      for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/\bfrom '([^']+)'/g)) if (!allowed(match[1]!)) refused.push(`${file}: ${match[1]}`);
+    }
+    expect(refused).toEqual([]);
+  });
+});
 
 describe('examples run as programs', () => {
   it('actors.ts: kernel basics', async () => {
@@ -48,7 +65,7 @@ describe('examples run as programs', () => {
   });
 
   it('demo.ts stops cleanly on Ctrl-C (SIGINT) and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
+    const child = spawn(process.execPath, [...TS_NODE_ARGS, 'examples/demo.ts'], {
       cwd: projectRoot,
       env: { ...process.env, MOLO_ADMIN_PORT: '0' },
     });

@@ -11,6 +11,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../support/run-script.js';
 
@@ -102,6 +103,22 @@ describe('the packed package, installed into a fresh app', () => {
     ].join('\n');
     const opened = await run(process.execPath, ['--input-type=module', '-e', script], app);
     expect(opened).toMatchObject({ code: 0, stdout: 'DB_SQLITE_DRIVER_MISSING better-sqlite3\n' });
+  });
+
+  it('an example copied into the app runs against the installed package (dist), formatTree included', async () => {
+    // An ESM folder of the app (the examples use top-level await), as a user's TypeScript app would be.
+    const code = join(app, 'code');
+    mkdirSync(code);
+    writeFileSync(join(code, 'package.json'), JSON.stringify({ type: 'module' }));
+    cpSync(join(projectRoot, 'examples', 'gen-server.ts'), join(code, 'gen-server.ts'));
+    // No molo-source condition here: `molo/*` resolves to the installed dist, as in a user's app.
+    const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+    const example = await run(process.execPath, ['--import', pathToFileURL(tsx).href, 'gen-server.ts'], code);
+    expect(example.stderr).toBe('');
+    expect(example).toMatchObject({ code: 0 });
+    expect(example.stdout).toContain('greeting: hello');
+    const format = await run(process.execPath, ['--input-type=module', '-e', "import { formatTree } from 'molo/admin'; console.log(typeof formatTree)"], app);
+    expect(format).toMatchObject({ code: 0, stdout: 'function\n' });
   });
 
   it('molo --version runs from the installed bin', async () => {

@@ -5,8 +5,9 @@
  * `postgres`, trust auth; see test/support/pg.ts). When nothing answers there, a throwaway server
  * is started with the machine's `initdb`/`pg_ctl` on a free port and exported through those
  * variables (test files run in child processes started after this, which inherit them); it is
- * removed at the end of the run. Without `initdb`, the run stops here with one message saying
- * what to start, rather than running hundreds of tests that fail one by one.
+ * removed at the end of the run. Without `initdb` (or with `MOLO_PG_NO_THROWAWAY=1`, for a CI that
+ * must use its own server), the run stops here with one message saying what to start, rather than
+ * running hundreds of tests that fail one by one. test/support/global-setup.test.ts runs both paths.
  */
 import { execFile } from 'node:child_process';
 import { startCluster, type Cluster } from './pg-cluster.js';
@@ -23,6 +24,7 @@ export async function setup(): Promise<void> {
   const probe = await answers(host, port, user);
   if (probe === true) return;
   try {
+    if (process.env.MOLO_PG_NO_THROWAWAY === '1') throw new Error('MOLO_PG_NO_THROWAWAY=1 forbids starting one');
     cluster = await startCluster({ trustSuperuser: user });
   } catch (error) {
     throw new Error(

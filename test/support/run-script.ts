@@ -3,6 +3,12 @@ import { fileURLToPath } from 'node:url';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
+/**
+ * Node flags that run a TypeScript file of the project as `npm start` does: tsx, and the package's
+ * `molo-source` export condition, so `import 'molo'` (the examples' self-reference) loads src/, not dist/.
+ */
+export const TS_NODE_ARGS: readonly string[] = ['--conditions=molo-source', '--import', 'tsx'];
+
 export interface ScriptResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -15,7 +21,7 @@ export function runScript(path: string, options: { env?: NodeJS.ProcessEnv; time
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', path, ...(options.args ?? [])],
+      [...TS_NODE_ARGS, path, ...(options.args ?? [])],
       { cwd: projectRoot, env: { ...process.env, ...options.env }, timeout: options.timeoutMs ?? 30_000 },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { taskMetrics } from '../../src/bus/tasks/metrics.js';
 import { topicMetrics } from '../../src/bus/topics/metrics.js';
+import { schedulerMetrics } from '../../src/bus/scheduler/metrics.js';
 import { CacheMetrics } from '../../src/data/cache/metrics.js';
 import { dataMetrics } from '../../src/data/metrics.js';
 import { ormMetrics } from '../../src/data/orm/metrics.js';
 import { pgMetrics } from '../../src/data/pg/metrics.js';
 import { builtinMetrics } from '../../src/admin/builtin-metrics.js';
+import { Admin, startAdminHttp } from '../../src/admin/index.js';
 import { nodeMetrics } from '../../src/nodes/metrics.js';
 import { clusterMetrics } from '../../src/nodes/cluster-metrics.js';
 import { Supervisor } from '../../src/behaviours/index.js';
@@ -34,6 +37,8 @@ describe('docs/telemetry.md lists every metric with its labels', () => {
     ormMetrics(registry);
     pgMetrics(registry);
     topicMetrics(registry);
+    taskMetrics(registry);
+    schedulerMetrics(registry);
     nodeMetrics(registry);
     clusterMetrics(registry);
     const names = [...documented(registry), ...LAZY];
@@ -66,5 +71,24 @@ describe('metrics keep one shape with or without telemetry', () => {
     await Supervisor.stop(system, root);
     expect(pick(await telemetry.metricsText())).toContain('molo_root_supervisor_up 0');
     expect(pick(await builtin())).toContain('molo_root_supervisor_up 0');
+  });
+
+  it('the admin HTTP surface without a metrics source serves the same shape (no {node} label)', async () => {
+    const telemetry = createTelemetry({ logger: false, metrics: true });
+    const system = testSystem({ ...telemetry.systemOptions });
+    const root = await Supervisor.start(system, { children: [] }, { name: 'root' });
+    const admin = await Admin.start({ system, root });
+    const http = await startAdminHttp({ runtime: system, admin, port: 0 });
+    try {
+      const served = pick(await (await fetch(`${http.url}/metrics`)).text());
+      expect(served).toContain('molo_root_supervisor_up 1');
+      expect(served.join('\n')).not.toContain('node=');
+      expect(served.sort()).toEqual(pick(await telemetry.metricsText()).sort());
+      await Supervisor.stop(system, root);
+      expect(pick(await (await fetch(`${http.url}/metrics`)).text())).toContain('molo_root_supervisor_up 0');
+    } finally {
+      await http.close();
+      await Admin.stop(system, admin);
+    }
   });
 });

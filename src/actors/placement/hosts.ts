@@ -3,6 +3,7 @@
  * threads) for programs that never place an actor.
  */
 import type { ActorRuntime } from '../behaviour.js';
+import type { Ref } from '../ref.js';
 import type { HostPlacement } from './host-channel.js';
 import type { RouterStats } from './router.js';
 
@@ -23,6 +24,7 @@ export interface HostInfo {
 /** What the hub exposes here. */
 export interface HostDirectory {
   hosts(): HostInfo[];
+  terminate(creation: number, detail: unknown): Promise<boolean>;
   allExited(): Promise<void>;
   readonly stats: RouterStats;
 }
@@ -54,4 +56,18 @@ export function hostsExited(system: ActorRuntime): Promise<void> {
 export function placementStats(system: ActorRuntime): Readonly<RouterStats> | undefined {
   const stats = directories.get(system)?.stats;
   return stats === undefined ? undefined : { ...stats };
+}
+
+/**
+ * Terminates the thread or process hosting `ref` now (worker.terminate(), SIGKILL), without asking
+ * it: a host whose handler never yields (an endless CPU loop) never reads a stop frame. Every actor
+ * of that host exits as for a host crash, with `{ shutdown: { thread_exit | process_exit, …,
+ * terminated: detail } }`, so links, monitors and pending calls see who pulled the plug and why.
+ * Resolves once the host has exited: true, or false when `ref` is not in a host of `system` (a
+ * loop actor, or its host already gone). A fresh host is any later `spawnPlaced` without `host`:
+ * each such spawn starts a host of its own.
+ * @internal for the bus (task executors recycle a worker's host at its hard timeout).
+ */
+export function terminateHost(system: ActorRuntime, ref: Ref, detail: unknown = 'terminated'): Promise<boolean> {
+  return directories.get(system)?.terminate(ref.creation, detail) ?? Promise.resolve(false);
 }

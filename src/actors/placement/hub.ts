@@ -13,6 +13,7 @@ import { RouterCore } from './router-core.js';
 import type { RoutedSystem } from './router.js';
 import type { SendMode } from './frame-link.js';
 import { decodeFrame, encodeFrame, frameDestination, HEADER_BYTES, peekFrameKind } from './wire.js';
+import { MAX_PAYLOAD_LIMIT_BYTES } from './limits.js';
 
 interface PlacedHost {
   readonly creation: number;
@@ -24,6 +25,10 @@ interface PlacedHost {
   cut: boolean;
   /** Spawns sent and not yet answered: an idle host with one pending is not stopped. */
   pendingSpawns: number;
+  /** Its frame cap (`payloadLimitBytes` of the spawn that started it, or the system's). */
+  readonly limitBytes: number;
+  /** Set by `terminate`: the detail its actors' exit reason carries. */
+  terminated: unknown;
   readonly exited: Promise<void>;
 }
 
@@ -72,6 +77,7 @@ export async function spawnPlaced(system: RoutedSystem, spec: BehaviourModule, o
   if (placement !== 'loop') return placementHub(system).spawnInHost(spec, placement, options);
   if (options.host !== undefined) throw new InvalidPlacement('host', 'only thread and process placements run in hosts');
   if (options.maxHeapMb !== undefined) throw new InvalidPlacement('maxHeapMb', 'only thread and process placements run in hosts');
+  if (options.payloadLimitBytes !== undefined) throw new InvalidPlacement('payloadLimitBytes', 'only thread and process placements run in hosts');
   return spawnLocal(system, spec, options);
 }
 
@@ -131,6 +137,12 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     if (maxHeapMb !== undefined && (!Number.isInteger(maxHeapMb) || maxHeapMb < 8 || maxHeapMb > 1_048_576)) {
       throw new InvalidPlacement('maxHeapMb', `must be an integer number of MB in 8..1048576, got ${maxHeapMb}`);
     }
+    const requested = options.payloadLimitBytes;
+    if (requested !== undefined && (!Number.isInteger(requested) || requested < 1 || requested > MAX_PAYLOAD_LIMIT_BYTES)) {
+      throw new InvalidPlacement('payloadLimitBytes', `must be an integer number of bytes in 1..${MAX_PAYLOAD_LIMIT_BYTES}, got ${requested}`);
+    }
+    // Never below the system's: every frame the system may send must fit.
+    const limitBytes = Math.max(requested ?? 0, this.limitBytes);
     const wireOptions: WireSpawnOptions = {
       name: options.name,
       trapExit: options.trapExit,
@@ -140,7 +152,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     const id = ++this.#nextSpawn;
     // Encoded before a host starts: arguments over the cap fail here, typed, and start nothing.
     const bytes = encodeFrame(this.creation, [FrameKind.Spawn, id, [spec.moduleUrl, spec.exportName, spec.args], wireOptions], this.limitBytes);
-    const host = this.#hostFor(placement, options.host, maxHeapMb);
+    const host = this.#hostFor(placement, options.host, maxHeapMb, limitBytes);
     return new Promise<Ref>((resolve, reject) => {
       this.#spawns.set(id, { host, mailbox, resolve, reject });
       host.pendingSpawns++;
@@ -149,7 +161,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     });
   }
 
-  #hostFor(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined): PlacedHost {
+  #hostFor(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number): PlacedHost {
     if (name !== undefined) {
       const named = this.#named.get(name);
       if (named !== undefined && named.state === 'running') {
@@ -159,7 +171,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         return named;
       }
     }
-    const host = this.#startHost(placement, name, maxHeapMb);
+    const host = this.#startHost(placement, name, maxHeapMb, limitBytes);
     if (name !== undefined) this.#named.set(name, host);
     return host;
   }
@@ -172,7 +184,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     }
   }
 
-  #startHost(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined): PlacedHost {
+  #startHost(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number): PlacedHost {
     const creation = this.#newCreation();
     let host!: PlacedHost;
     let markExited!: () => void;
@@ -182,7 +194,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         node: this.system.node,
         creation,
         parent: this.creation,
-        payloadLimitBytes: this.limitBytes,
+        payloadLimitBytes: limitBytes,
         callTimeoutMs: this.system.callTimeoutMs,
         placement,
         maxHeapMb,
@@ -196,7 +208,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         },
       },
     );
-    host = { creation, placement, name, channel, state: 'running', cut: false, pendingSpawns: 0, exited };
+    host = { creation, placement, name, channel, state: 'running', cut: false, pendingSpawns: 0, limitBytes, terminated: undefined, exited };
     this.#hosts.set(creation, host);
     this.#exits.add(exited);
     void exited.then(() => this.#exits.delete(exited));
@@ -244,6 +256,10 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     return this.creation;
   }
 
+  protected override limitFor(destination: number): number {
+    return this.#hosts.get(destination)?.limitBytes ?? this.limitBytes;
+  }
+
   protected reachable(creation: number): boolean {
     return this.#hosts.get(creation)?.state === 'running';
   }
@@ -278,6 +294,14 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     bytes[3] = host.creation & 0xff;
     const kind = peekFrameKind(bytes);
     const user = kind === FrameKind.Send || kind === FrameKind.Call;
+    // Within the sender's cap but over the target's (a host with a larger cap): refused here, since
+    // the target's link would take an oversized record as hostile.
+    if (bytes.byteLength - HEADER_BYTES > target.limitBytes) {
+      if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation, ['payload_too_large', bytes.byteLength - HEADER_BYTES, target.limitBytes]);
+      else if (user) this.stats.messagesDropped++;
+      else this.stats.framesDropped++;
+      return;
+    }
     if (this.transmit(destination, bytes, user ? 'user' : 'forwarded')) {
       this.stats.framesSent++;
       return;
@@ -307,14 +331,15 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     return ref.node !== this.system.node || super.accepts(ref);
   }
 
-  #refuseCall(bytes: Uint8Array, from: number): void {
+  /** Fails a call that could not be forwarded: with `failure`, or as at a full mailbox. */
+  #refuseCall(bytes: Uint8Array, from: number, failure?: CallFailure): void {
     this.stats.messagesDropped++;
     const frame = decodeFrame(bytes);
     if (frame === undefined || frame[0] !== FrameKind.Call || frame[1] !== from) return;
     const [, origin, id, to] = frame;
-    const capacity = this.mailboxes.get(to)?.capacity ?? DEFAULT_MAILBOX_CAPACITY;
+    const reply: CallFailure = failure ?? ['mailbox_full', this.mailboxes.get(to)?.capacity ?? DEFAULT_MAILBOX_CAPACITY];
     try {
-      this.post(origin, [FrameKind.Reply, id, false, ['mailbox_full', capacity] satisfies CallFailure]);
+      this.post(origin, [FrameKind.Reply, id, false, reply]);
     } catch {
       this.stats.framesDropped++;
     }
@@ -395,7 +420,12 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     this.#hosts.delete(host.creation);
     if (host.name !== undefined && this.#named.get(host.name) === host) this.#named.delete(host.name);
     // Stopped because idle: it had no actors, so what still pointed at one sees noproc.
-    const reason: ExitReason = host.state === 'stopping' && isCleanHostExit(exit) ? 'noproc' : exit;
+    const reason: ExitReason =
+      host.terminated !== undefined
+        ? { shutdown: { ...(exit.shutdown as object), terminated: host.terminated } }
+        : host.state === 'stopping' && isCleanHostExit(exit)
+          ? 'noproc'
+          : exit;
     this.#hostGone(host, reason, error);
     this.#broadcast([FrameKind.HostDown, host.creation, reason]);
   }
@@ -444,6 +474,20 @@ export class PlacementHub extends RouterCore implements HostDirectory {
       this.#hostGone(host, 'shutdown', undefined);
       host.channel.terminate();
     }
+  }
+
+  /** See `terminateHost`: killed now, not asked; what it sends from here on is ignored. */
+  terminate(creation: number, detail: unknown): Promise<boolean> {
+    const host = this.#hosts.get(creation);
+    if (host === undefined) return Promise.resolve(false);
+    if (host.terminated === undefined) {
+      this.stats.hostsTerminated++;
+      host.terminated = detail ?? 'terminated';
+      host.cut = true;
+      this.#stopHost(host, false);
+      host.channel.terminate();
+    }
+    return host.exited.then(() => true);
   }
 
   // ---- introspection ------------------------------------------------------------------------

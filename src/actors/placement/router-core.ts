@@ -35,6 +35,7 @@ export abstract class RouterCore implements Router {
     messagesDropped: 0,
     framesForged: 0,
     channelViolations: 0,
+    hostsTerminated: 0,
     bytesSent: 0,
     bytesReceived: 0,
   };
@@ -75,6 +76,11 @@ export abstract class RouterCore implements Router {
   protected abstract transmit(destination: number, bytes: Uint8Array, mode: SendMode): boolean;
   /** The creation a frame's header names: its destination (host to main) or its source (main to host). */
   protected abstract headerFor(destination: number): number;
+
+  /** The frame cap of what goes to `destination` (a host may have a cap of its own). */
+  protected limitFor(_destination: number): number {
+    return this.limitBytes;
+  }
   /** Frames from `from` need no check of whose actors they are about (the system itself, a host's parent). */
   protected trusts(from: number): boolean {
     return from === this.creation;
@@ -117,7 +123,7 @@ export abstract class RouterCore implements Router {
    * MailboxFull, the drop policies drop it (counted); a call fails with MailboxFull.
    */
   protected post(destination: number, frame: Frame): void {
-    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitBytes, this.refs);
+    const bytes = encodeFrame(this.headerFor(destination), frame, this.limitFor(destination), this.refs);
     const kind = frame[0];
     const user = kind === FrameKind.Send || kind === FrameKind.Call || kind === FrameKind.SendName;
     if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {

@@ -22,6 +22,8 @@ export interface RouterStats {
   framesForged: number;
   /** Hosts cut off for breaking the channel's rules (garbage, oversized records, over budget). */
   channelViolations: number;
+  /** Hosts ended by `terminateHost` (a task's hard timeout, a closed executor). */
+  hostsTerminated: number;
   /** Bytes written to and read from host channels, framing included. */
   bytesSent: number;
   bytesReceived: number;

@@ -42,4 +42,11 @@ export interface PlacedSpawnOptions {
    * of memory, and its actors' links and monitors see that. Ignored when joining a running host.
    */
   readonly maxHeapMb?: number;
+  /**
+   * Frame cap of the host started for this spawn (bytes of one message to or from it, frame fields
+   * included), at most MAX_PAYLOAD_LIMIT_BYTES; never below the system's `payloadLimitBytes`. For a host
+   * whose messages are larger than the rest (a task host takes a 1 MiB payload plus its envelope).
+   * Ignored when joining a running host.
+   */
+  readonly payloadLimitBytes?: number;
 }

@@ -64,11 +64,13 @@ function writeError(error: Error): ErrorData {
 let refs: RefTable = processRefs;
 
 /**
- * A ref on the wire: creation (u32), id (two u32, high first) and the node's name in UTF-8. Raw
- * bytes rather than a msgpack array, so that the node's name, the same in nearly every ref of a
- * link, is compared with the last one seen instead of decoded again.
+ * A ref on the wire: a layout byte, creation (u32), id (u32, or two u32 high first when it is
+ * past 2^32: layout 1) and the node's name in UTF-8. Raw bytes rather than a msgpack array, so that
+ * the node's name, the same in nearly every ref of a link, is compared with the last one seen
+ * instead of decoded again.
  */
-const REF_FIXED_BYTES = 12;
+const SHORT_ID = 0;
+const LONG_ID = 1;
 const MAX_REF_ID = Number.MAX_SAFE_INTEGER;
 let lastWritten: Ref | undefined;
 let lastWrittenBytes: Buffer | undefined;
@@ -83,43 +85,50 @@ function writeRef(ref: Ref): Buffer {
     throw new TypeError(`a ref with id ${id} and creation ${creation} cannot be encoded`);
   }
   const node = Buffer.from(ref.node, 'utf8');
-  const bytes = Buffer.allocUnsafe(REF_FIXED_BYTES + node.length);
-  bytes.writeUInt32BE(creation, 0);
-  bytes.writeUInt32BE(Math.floor(id / 0x1_0000_0000), 4);
-  bytes.writeUInt32BE(id >>> 0, 8);
-  node.copy(bytes, REF_FIXED_BYTES);
+  const long = id > 0xffff_ffff;
+  const fixed = long ? 13 : 9;
+  const bytes = Buffer.allocUnsafe(fixed + node.length);
+  bytes[0] = long ? LONG_ID : SHORT_ID;
+  bytes.writeUInt32BE(creation, 1);
+  if (long) {
+    bytes.writeUInt32BE(Math.floor(id / 0x1_0000_0000), 5);
+    bytes.writeUInt32BE(id >>> 0, 9);
+  } else {
+    bytes.writeUInt32BE(id, 5);
+  }
+  node.copy(bytes, fixed);
   lastWritten = ref;
   lastWrittenBytes = bytes;
   return bytes;
 }
 
+const u32 = (bytes: Uint8Array, at: number): number => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
 function readRef(bytes: Uint8Array): Ref {
-  const length = bytes.length;
-  if (length <= REF_FIXED_BYTES) throw new TypeError('malformed ref');
-  const creation = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-  const high = ((bytes[4]! << 24) | (bytes[5]! << 16) | (bytes[6]! << 8) | bytes[7]!) >>> 0;
-  const low = ((bytes[8]! << 24) | (bytes[9]! << 16) | (bytes[10]! << 8) | bytes[11]!) >>> 0;
-  const id = high * 0x1_0000_0000 + low;
+  const layout = bytes[0];
+  const fixed = layout === SHORT_ID ? 9 : layout === LONG_ID ? 13 : 0;
+  if (fixed === 0 || bytes.length <= fixed) throw new TypeError('malformed ref');
+  const id = layout === SHORT_ID ? u32(bytes, 5) : u32(bytes, 5) * 0x1_0000_0000 + u32(bytes, 9);
   if (id > MAX_REF_ID) throw new TypeError('malformed ref');
-  return refs.intern(nodeName(bytes), id, creation);
+  return refs.intern(nodeName(bytes, fixed), id, u32(bytes, 1));
 }
 
-/** The node's name of a ref's bytes: the last one again when the bytes match it. */
-function nodeName(bytes: Uint8Array): string {
-  const length = bytes.length - REF_FIXED_BYTES;
+/** The node's name at `start` in a ref's bytes: the last one again when the bytes match it. */
+function nodeName(bytes: Uint8Array, start: number): string {
+  const length = bytes.length - start;
   const last = lastNodeBytes;
   if (last.length === length) {
     let same = true;
     for (let index = 0; index < length; index++) {
-      if (last[index] !== bytes[REF_FIXED_BYTES + index]) {
+      if (last[index] !== bytes[start + index]) {
         same = false;
         break;
       }
     }
     if (same) return lastNode;
   }
-  const node = Buffer.from(bytes.buffer, bytes.byteOffset + REF_FIXED_BYTES, length).toString('utf8');
-  lastNodeBytes = bytes.slice(REF_FIXED_BYTES);
+  const node = Buffer.from(bytes.buffer, bytes.byteOffset + start, length).toString('utf8');
+  lastNodeBytes = bytes.slice(start);
   lastNode = node;
   return node;
 }

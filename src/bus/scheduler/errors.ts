@@ -35,3 +35,35 @@ export class IntervalTooShort extends MoloError {
     super(BusErrorCode.IntervalTooShort, `interval of ${intervalMs} ms is under the minimum of ${minimumMs} ms`);
   }
 }
+
+/** No schedule entry with this id (never added, removed, or a one-shot `at` entry that has fired). */
+export class ScheduleNotFound extends MoloError {
+  static readonly code = BusErrorCode.ScheduleNotFound;
+  constructor(readonly id: string) {
+    super(BusErrorCode.ScheduleNotFound, `no schedule '${id}'`);
+  }
+}
+
+/** An `add` with an id already in use (use `update` to change an entry). */
+export class ScheduleExists extends MoloError {
+  static readonly code = BusErrorCode.ScheduleExists;
+  constructor(readonly id: string) {
+    super(BusErrorCode.ScheduleExists, `schedule '${id}' already exists`);
+  }
+}
+
+/** An `add` beyond `maxSchedules` entries in the store (default 10,000). */
+export class ScheduleLimitReached extends MoloError {
+  static readonly code = BusErrorCode.ScheduleLimit;
+  constructor(readonly limit: number) {
+    super(BusErrorCode.ScheduleLimit, `the scheduler already holds ${limit} schedules (maxSchedules = ${limit})`);
+  }
+}
+
+/** The scheduler was closed: it fires nothing more and takes no more calls. */
+export class SchedulerClosed extends MoloError {
+  static readonly code = BusErrorCode.SchedulerClosed;
+  constructor(readonly scheduler: string) {
+    super(BusErrorCode.SchedulerClosed, `scheduler '${scheduler}' is closed`);
+  }
+}

@@ -39,7 +39,7 @@ import type {
   StreamStore,
   StreamStoreHealth,
 } from './store.js';
-import { Wakeup } from './wakeup.js';
+import { listenForWakeups, Wakeup } from './wakeup.js';
 
 export const StreamSpanName = {
   /** One publish, from the call to its commit. */
@@ -86,11 +86,6 @@ interface ConsumerEntry extends FetchTarget {
 interface AckItem {
   readonly consumer: ConsumerEntry;
   readonly seq: number;
-}
-
-/** A Postgres `Database` that can LISTEN (PostgresDatabase), recognised by its method. */
-interface Listening {
-  listen(channel: string, handler: () => void, options: { onResync?: () => void }): Promise<() => Promise<void>>;
 }
 
 const STREAM_COLUMNS = 'id, name, config, last_seq, msgs, bytes';
@@ -157,10 +152,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   /** Creates the tables if missing and, on Postgres, listens for wake-ups. */
   async open(): Promise<this> {
     await createTables(this.#db, checkPrefix(this.#options.table ?? 'molo_stream'));
-    const db = this.#db as Database & Partial<Listening>;
-    if (this.#notifyChannel !== undefined && typeof db.listen === 'function') {
-      this.#unlisten = await db.listen(this.#notifyChannel, () => this.#wakeup.wakeAll(), { onResync: () => this.#wakeup.wakeAll() });
-    }
+    this.#unlisten = await listenForWakeups(this.#db, this.#notifyChannel, this.#wakeup);
     return this;
   }
 

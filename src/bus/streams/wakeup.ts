@@ -6,6 +6,7 @@
  * costs more than that.
  */
 import type { Clock } from '../../actors/index.js';
+import type { Database } from '../../data/index.js';
 
 export class Wakeup {
   readonly #waiters = new Map<number, Set<() => void>>();
@@ -48,4 +49,20 @@ export class Wakeup {
     for (const set of this.#waiters.values()) count += set.size;
     return count;
   }
+}
+
+/** A Postgres `Database` that can LISTEN (PostgresDatabase), recognised by its method. */
+interface Listening {
+  listen(channel: string, handler: () => void, options: { onResync?: () => void }): Promise<() => Promise<void>>;
+}
+
+/**
+ * On a database that can LISTEN (Postgres): each notification on `channel`, and each reconnect of
+ * the listener, wakes every waiter of `wakeup`. Answers how to stop listening; undefined where
+ * there is nothing to listen to (SQLite, or no channel).
+ */
+export async function listenForWakeups(db: Database, channel: string | undefined, wakeup: Wakeup): Promise<(() => Promise<void>) | undefined> {
+  const listening = db as Database & Partial<Listening>;
+  if (channel === undefined || typeof listening.listen !== 'function') return undefined;
+  return listening.listen(channel, () => wakeup.wakeAll(), { onResync: () => wakeup.wakeAll() });
 }

@@ -10,6 +10,7 @@ import type { DataContext, Queryable } from '../../data/index.js';
 import type { JsonValue, TaskEnvelope, TaskInput } from './envelope.js';
 import type { TaskState } from './lifecycle.js';
 import type { RetryPolicy } from './retry.js';
+import type { TaskConcurrencyLimit } from './limits-shared.js';
 
 /** What happens to tasks still running when the shutdown deadline passes (R7-9). */
 export type TaskShutdownPolicy = 'requeue' | 'dead-letter';
@@ -162,6 +163,8 @@ export interface TaskQueue {
   deadLetters(queue: string, options?: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]>;
   /** Moves dead letters back to `queued` with attempts 0 (all of the queue's, or those ids); resolves with how many. */
   redrive(queue: string, ids?: readonly string[]): Promise<number>;
+  /** Optional: resolves when an enqueue may have made work for `queue`, after `ms`, or when `signal` aborts (without it, worker pools poll). */
+  waitForWork?(queue: string, ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -211,6 +214,12 @@ export interface TaskWorkersOptions {
   readonly names?: readonly string[];
   /** Poll interval when no wake-up arrives (default 1,000 ms). */
   readonly pollMs?: number;
+  /** Shared by several pools: tasks running at once across all of them (a `TaskConcurrencyLimit`). */
+  readonly global?: TaskConcurrencyLimit;
+  /** R7-9: how long a stop by the pool's supervisor lets running tasks finish (default 30,000 ms). */
+  readonly drainMs?: number;
+  /** Lease renewal interval; default the queue's `heartbeatMs` when the queue tells it (SqlTaskQueue), else 15,000 ms. */
+  readonly heartbeatMs?: number;
 }
 
 export interface TaskWorkersStats {
@@ -219,6 +228,9 @@ export interface TaskWorkersStats {
   readonly running: number;
   readonly succeeded: number;
   readonly failed: number;
+  /** The queue's depth and dead letters at the pool's last look (every 5 s), once it looked. */
+  readonly depth?: number;
+  readonly deadLetters?: number;
 }
 
 export interface TaskWorkers {

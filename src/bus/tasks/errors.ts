@@ -85,3 +85,39 @@ export class PermanentTaskFailure extends MoloError {
     super(BusErrorCode.PermanentTaskFailure, message, options);
   }
 }
+
+/** No task with this id in the queue (or it was swept after its retention). */
+export class TaskNotFound extends MoloError {
+  static readonly code = BusErrorCode.TaskNotFound;
+  constructor(readonly taskId: string) {
+    super(BusErrorCode.TaskNotFound, `no task with id ${JSON.stringify(taskId)}`);
+  }
+}
+
+/** A call named a queue that was never created (`createQueue`). */
+export class TaskQueueNotFound extends MoloError {
+  static readonly code = BusErrorCode.TaskQueueNotFound;
+  constructor(readonly queue: string) {
+    super(BusErrorCode.TaskQueueNotFound, `no task queue named ${JSON.stringify(queue)}`);
+  }
+}
+
+/** A call on a task queue (or worker pool) after `close()` (or `stop()`). */
+export class TaskQueueClosed extends MoloError {
+  static readonly code = BusErrorCode.TaskQueueClosed;
+  constructor(what = 'task queue') {
+    super(BusErrorCode.TaskQueueClosed, `the ${what} is closed`);
+  }
+}
+
+/** An operation the task's current state does not allow (cancel a succeeded task, retry a queued one). */
+export class TaskStateConflict extends MoloError {
+  static readonly code = BusErrorCode.TaskStateConflict;
+  constructor(
+    readonly taskId: string,
+    readonly state: string,
+    readonly operation: string,
+  ) {
+    super(BusErrorCode.TaskStateConflict, `cannot ${operation} task ${taskId}: it is ${state}`);
+  }
+}

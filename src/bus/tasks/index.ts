@@ -18,3 +18,12 @@ export { RETRY_DEFAULTS, resolveRetryPolicy, retryDelay, type ResolvedRetryPolic
 export type * from './api.js';
 export { LoopExecutor } from './executors/loop.js';
 export { createExecutor } from './executors/index.js';
+export { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';
+export { openSqliteTaskQueue, openTaskQueue, type TaskQueueOptions } from './open.js';
+export { resolveQueueConfig, TASK_QUEUE_LIMITS, type ResolvedTaskQueueConfig } from './queue-config.js';
+export { TaskMetrics, TaskTelemetry, taskMetrics } from './metrics.js';
+export { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
+export { TASK_WORKER_DEFAULTS, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
+export { startTaskWorkers, taskPoolsProvider, taskWorkerGroups, taskWorkersChild, TaskWorkerPool } from './workers.js';
+export { TASK_POOL_BEHAVIOUR, TaskFetcherServer, TaskSpanName } from './fetcher.js';
+export { TASK_WORKER_BEHAVIOUR, TaskWorkerServer, type TaskWorkerCast, type TaskWorkerReport } from './worker.js';

@@ -9,9 +9,10 @@ import type { Backend, Result, Row, Value } from '../values.js';
 import { dialectFor, quoteIdent, type Dialect } from './dialect.js';
 import type { FieldKind } from './fields.js';
 import type { AnyModel, ColumnMeta, ModelMeta } from './model.js';
+import { compileInsertEncoder, compileRowDecoder, shapeRowDecoder, type Decoder, type InsertEncoder, type RowDecoder } from './compiled.js';
 import { decoderFor, encodeValue } from './types.js';
 
-export type Decoder = (raw: unknown) => unknown;
+export type { Decoder } from './compiled.js';
 
 export interface ModelCodec {
   readonly meta: ModelMeta;
@@ -25,6 +26,10 @@ export interface ModelCodec {
   /** Parallel arrays: the columns to decode and their decoders. */
   readonly decodeNames: readonly string[];
   readonly decoders: readonly Decoder[];
+  /** The same decoding, compiled for this model's columns (compiled.ts). */
+  readonly decodeRow: RowDecoder;
+  /** Encodes an insert's values in model order and returns the shape key of its column set (compiled.ts). */
+  readonly encodeInsert: InsertEncoder;
   readonly pk: readonly string[];
   /** `"id" = $1 AND "k2" = $2` with placeholders from 1. */
   readonly pkWhere: string;
@@ -83,6 +88,8 @@ function buildCodec(meta: ModelMeta, backend: Backend): ModelCodec {
     columnNames: meta.columns.map((c) => c.name),
     decodeNames,
     decoders,
+    decodeRow: compileRowDecoder(decodeNames, decoders),
+    encodeInsert: compileInsertEncoder(meta.columns, meta.versionColumn, meta.columns.find((c) => c.name === meta.versionColumn)?.kind === 'int64' ? 1n : 1),
     pk: meta.primaryKey,
     pkWhere,
     ...(meta.versionColumn === undefined ? {} : { version: meta.versionColumn }),
@@ -104,18 +111,9 @@ export function cachedSql(codec: ModelCodec, key: string, build: () => string): 
 
 /** Decodes rows of the model in place (the driver's row objects are ours to change). */
 export function decodeRows<R>(codec: ModelCodec, rows: Row[]): R[] {
-  const names = codec.decodeNames;
-  const decoders = codec.decoders;
-  const n = names.length;
-  if (n === 0) return rows as R[];
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    for (let i = 0; i < n; i++) {
-      const name = names[i]!;
-      const raw = row[name];
-      if (raw !== null && raw !== undefined) row[name] = decoders[i]!(raw);
-    }
-  }
+  if (codec.decodeNames.length === 0) return rows as R[];
+  const decodeRow = codec.decodeRow;
+  for (let r = 0; r < rows.length; r++) decodeRow(rows[r]!);
   return rows as R[];
 }
 
@@ -134,15 +132,9 @@ export function shapeDecoders(backend: Backend, shape: readonly (readonly [strin
 }
 
 export function decodeShape(rows: Row[], names: readonly string[], decoders: readonly Decoder[]): void {
-  const n = names.length;
-  if (n === 0) return;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    for (let i = 0; i < n; i++) {
-      const raw = row[names[i]!];
-      if (raw !== null && raw !== undefined) row[names[i]!] = decoders[i]!(raw);
-    }
-  }
+  if (names.length === 0 || rows.length === 0) return;
+  const decodeRow = shapeRowDecoder(names, decoders);
+  for (let r = 0; r < rows.length; r++) decodeRow(rows[r]!);
 }
 
 /** Encodes the value for a named column of the model; InvalidQuery for a column it does not have. */

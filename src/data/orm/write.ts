@@ -14,8 +14,7 @@ import { quoteIdent } from './dialect.js';
 import type { PendingEvent, WriteOp } from './events.js';
 import { emit, exec, inTransaction, listening, type Scope } from './execute.js';
 import type { AnyModel } from './model.js';
-import { encodeValue } from './types.js';
-import { beforeSave, checkKeys, event, hookContext, needsOwnTx, ONE_ROW, returningList, versionOne, type Values } from './write-common.js';
+import { beforeSave, checkKeys, event, hookContext, needsOwnTx, ONE_ROW, returningList, type Values } from './write-common.js';
 
 export interface InsertManyOptions {
   /** Return the written rows (default) or only their count. */
@@ -32,23 +31,13 @@ export interface UpsertOptions {
 /**
  * The encoded values of the columns present in `values` (in model order; the version set to 1 when
  * absent) and the shape key of that column set: a bitmask, plus the positions past 30 as text.
+ * The model's compiled encoder does the work (compiled.ts).
  */
-function insertColumns(codec: ModelCodec, values: Values, withVersion: boolean): { params: Value[]; key: string } {
+function insertColumns(codec: ModelCodec, values: Values): { params: Value[]; key: string } {
   checkKeys(codec, values);
   const params: Value[] = [];
-  const cols = codec.meta.columns;
-  let mask = 0;
-  let wide = '';
-  for (let i = 0; i < cols.length; i++) {
-    const col = cols[i]!;
-    let value = values[col.name];
-    if (value === undefined && withVersion && col.name === codec.version) value = versionOne(codec);
-    if (value === undefined) continue;
-    params.push(encodeValue(col.kind, value, col.name, col.nullable));
-    if (i < 30) mask |= 1 << i;
-    else wide += `,${i}`;
-  }
-  return { params, key: wide === '' ? String(mask) : `${mask}${wide}` };
+  const key = codec.encodeInsert(values, params);
+  return { params, key };
 }
 
 /** The column names a shape key stands for. */
@@ -93,7 +82,7 @@ export function insertOne(scope: Scope, model: AnyModel, input: Values): Promise
   // The hot path: no async frame, the codec's decoder as the continuation, events only when listened to.
   try {
     const codec = codecFor(model, scope.shared.backend);
-    const { params, key } = insertColumns(codec, input, codec.version !== undefined);
+    const { params, key } = insertColumns(codec, input);
     const inserted = exec(scope, codec.meta, singleInsertSql(codec, key), params).then(codec.first) as Promise<Row>;
     if (!listening(scope)) return inserted;
     return inserted.then((row) => {
@@ -109,7 +98,7 @@ async function insertWithHooks(scope: Scope, model: AnyModel, input: Values): Pr
   if (needsOwnTx(scope, model, 1)) return inTransaction(scope, (inner) => insertWithHooks(inner, model, input));
   const codec = codecFor(model, scope.shared.backend);
   const values = await beforeSave(scope, model, input, 'insert');
-  const { params, key } = insertColumns(codec, values, codec.version !== undefined);
+  const { params, key } = insertColumns(codec, values);
   const result = await exec(scope, codec.meta, singleInsertSql(codec, key), params);
   const row = decodeRows<Row>(codec, result.rows)[0]!;
   if (model.hooks.afterSave !== undefined) await model.hooks.afterSave(row as never, hookContext(scope, 'insert'));
@@ -131,7 +120,7 @@ export async function insertMany(scope: Scope, model: AnyModel, inputs: readonly
   // Consecutive rows giving the same columns share statements; a change of columns starts a new
   // group, so rows are written (and ids assigned) in the caller's order.
   for (let index = 0; index < prepared.length; index++) {
-    const { params, key } = insertColumns(codec, prepared[index]!, codec.version !== undefined);
+    const { params, key } = insertColumns(codec, prepared[index]!);
     let group = groups[groups.length - 1];
     if (group === undefined || group.key !== key) groups.push((group = { key, names: namesOf(codec, key), rows: [] }));
     group.rows.push({ index, params });
@@ -221,7 +210,7 @@ export async function upsertRow(scope: Scope, model: AnyModel, input: Values, op
     if (!codec.columns.has(column)) throw new InvalidQuery(`${codec.meta.table} has no column ${JSON.stringify(column)}`);
     if (values[column] === undefined) throw new InvalidQuery(`${codec.meta.table}: upsert target column ${column} needs a value`);
   }
-  const { params, key } = insertColumns(codec, values, codec.version !== undefined);
+  const { params, key } = insertColumns(codec, values);
   const names = namesOf(codec, key);
   const updates = (options.update ?? names).filter((c) => !target.includes(c) && c !== codec.version && !codec.pk.includes(c));
   for (const column of updates) if (!names.includes(column)) throw new InvalidQuery(`${codec.meta.table}: upsert updates ${column}, which the values do not give`);

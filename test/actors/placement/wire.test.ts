@@ -97,6 +97,17 @@ describe('the placement wire format', () => {
     expect(roundTrip([FrameKind.Send, to, 'fine'])).toEqual([FrameKind.Send, to, 'fine']);
   });
 
+  it('carries any ref id up to 2^53 and any node name; refuses a ref it cannot carry; drops malformed ref bytes', () => {
+    for (const [node, id, creation] of [['n', 0, 1], ['ünï@h:1', 0xffff_ffff, 0xffff_ffff], ['x', 2 ** 32, 7], ['x', Number.MAX_SAFE_INTEGER, 0]] as const) {
+      const ref = (roundTrip([FrameKind.Send, new Ref(node, id, creation), 'm']) as unknown as [number, Ref])[1];
+      expect([ref.node, ref.id, ref.creation]).toEqual([node, id, creation]);
+    }
+    expect(() => encodeFrame(1, [FrameKind.Send, new Ref('n', -1, 1), 'm'], 1_000)).toThrow(NotSerializable);
+    // [Send, ext 0x40 with a layout byte of 9, 'm']: no such layout.
+    const body = [0x93, 0x01, 0xd6, 0x40, 9, 0, 0, 0, 0xa1, 0x6d];
+    expect(decodeFrame(new Uint8Array([0, 0, 0, 1, ...body]))).toBeUndefined();
+  });
+
   it('rejects malformed frames instead of throwing', () => {
     const headed = (body: number[]): Uint8Array => new Uint8Array([0, 0, 0, 1, ...body]);
     expect(decodeFrame(new Uint8Array([0, 0]))).toBeUndefined();

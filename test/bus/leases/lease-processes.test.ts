@@ -3,23 +3,16 @@
  * renewal). The leader is SIGKILLed (no terminate, no release): the follower must take over within
  * 15 s with a higher token, and the dead leader's token is then refused by the fencing check.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActorSystem } from '../../../src/actors/index.js';
 import { StaleFencingToken, checkFence, createFenceTable, type LeaseEvent } from '../../../src/bus/index.js';
 import { createPostgresPool } from '../../../src/data/postgres.js';
 import { freshDatabase } from '../../support/pg.js';
-import { projectRoot } from '../../support/run-script.js';
+import { killedAfterEach, spawnLines, until, type LineChild as Child } from '../../support/child-lines.js';
 
-type Child = ChildProcessByStdio<null, Readable, Readable>;
 type Line = LeaseEvent & { at: number };
 
-const spawned = new Set<Child>();
-afterEach(() => {
-  for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  spawned.clear();
-});
+const spawned = killedAfterEach();
 
 interface Contender {
   readonly holder: string;
@@ -29,39 +22,10 @@ interface Contender {
 }
 
 function contender(database: string, holder: string): Contender {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bus/leases/fixtures/contender.ts', database, holder], {
-    cwd: projectRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  spawned.add(child);
   const events: Line[] = [];
-  let buffer = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (line === 'ready') resolve();
-        else if (line.startsWith('{')) events.push(JSON.parse(line) as Line);
-      }
-    });
-    child.on('close', (code) => reject(new Error(`contender ${holder} exited (${String(code)}): ${stderr}`)));
-  });
+  const { child, ready } = spawnLines<Line>('test/bus/leases/fixtures/contender.ts', [database, holder], (event) => events.push(event));
+  spawned.add(child);
   return { holder, child, events, ready };
-}
-
-async function until<T>(find: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('leader lease across two OS processes on Postgres', () => {

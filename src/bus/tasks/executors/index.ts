@@ -1,11 +1,13 @@
-// Executors by placement. `thread` and `process` are built in placed.ts (next change).
+// Executors by placement.
 import { InvalidBusOption } from '../../errors.js';
 import type { ActorRuntime } from '../../../actors/index.js';
 import type { ExecutorSpec, TaskExecutor } from '../api.js';
 import { LoopExecutor } from './loop.js';
+import { PlacedExecutor } from './placed.js';
 
-/** A fresh executor for one worker. */
-export function createExecutor(_system: ActorRuntime, spec: ExecutorSpec): TaskExecutor {
+/** A fresh executor for one worker: `thread` and `process` start a host of its own at once. */
+export function createExecutor(system: ActorRuntime, spec: ExecutorSpec): TaskExecutor {
   if (spec.placement === 'loop') return new LoopExecutor(spec.handlers);
-  throw new InvalidBusOption('executor.placement', `'${spec.placement}' executors are not built yet`);
+  if (spec.placement === 'thread' || spec.placement === 'process') return new PlacedExecutor(system, spec.placement, spec.module);
+  throw new InvalidBusOption('executor.placement', `must be loop, thread or process, got ${String((spec as { placement?: unknown }).placement)}`);
 }

@@ -1,0 +1,75 @@
+/** The scheduler's options, with their defaults and caps, checked once. */
+import { randomUUID } from 'node:crypto';
+import type { Registry } from 'prom-client';
+import type { Database } from '../../data/index.js';
+import type { KvStore } from '../../data/kv/index.js';
+import { InvalidBusOption } from '../errors.js';
+import type { TaskQueue } from '../tasks/api.js';
+import { SCHEDULER_DEFAULTS } from './schedule.js';
+import { DEFAULT_SCHEDULE_TABLE, ScheduleStore } from './store.js';
+
+export interface SchedulerOptions {
+  /** The task queue's database: a fire's enqueue and its bookkeeping commit in one transaction on it. */
+  readonly db: Database;
+  readonly queue: TaskQueue;
+  /** The scheduler's name: its lease (`molo:lease:<name>`) and fence key. Default `scheduler`. */
+  readonly name?: string;
+  /** Where the lease lives (a SQL KV store shared by the deployment); default a store on `db` (table `molo_scheduler_lease`). */
+  readonly leaseStore?: KvStore;
+  /** Lease timings (S7-5 defaults: 10 s TTL, 3 s renewal; see LeaderLeaseOptions). */
+  readonly lease?: { readonly holder?: string; readonly ttlMs?: number; readonly renewEveryMs?: number; readonly safetyMarginMs?: number };
+  /** Default 1,000 ms (S7-5); 100..60,000. */
+  readonly tickMs?: number;
+  /** Due entries fired per tick at most (default 100, at most 1,000); the rest on the next tick. */
+  readonly batch?: number;
+  /** Entries the table may hold (default 10,000, at most 100,000). */
+  readonly maxSchedules?: number;
+  /** A fire seen this late is still on time (default 5,000 ms; 0..3,600,000). */
+  readonly misfireGraceMs?: number;
+  /** Default `molo_schedules`. */
+  readonly table?: string;
+  /** Prometheus registry for the scheduler metrics; none: no metrics. */
+  readonly metrics?: Registry;
+}
+
+export const SCHEDULER_CAPS = Object.freeze({ maxSchedules: 100_000, maxBatch: 1_000, maxList: 1_000 });
+
+export interface ResolvedSchedulerOptions {
+  readonly name: string;
+  readonly holder: string;
+  readonly db: Database;
+  readonly queue: TaskQueue;
+  readonly store: ScheduleStore;
+  readonly lease: { readonly ttlMs?: number; readonly renewEveryMs?: number; readonly safetyMarginMs?: number };
+  readonly tickMs: number;
+  readonly batch: number;
+  readonly maxSchedules: number;
+  readonly misfireGraceMs: number;
+}
+
+export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidBusOption('scheduler', 'must be an object');
+  const { db, queue } = options;
+  if (typeof db?.transaction !== 'function') throw new InvalidBusOption('scheduler.db', 'must be a Database');
+  if (typeof queue?.enqueue !== 'function') throw new InvalidBusOption('scheduler.queue', 'must be a TaskQueue');
+  if (options.leaseStore !== undefined && typeof options.leaseStore?.setIfVersion !== 'function') throw new InvalidBusOption('scheduler.leaseStore', 'must be a KvStore');
+  const name = options.name ?? 'scheduler';
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(name)) throw new InvalidBusOption('scheduler.name', 'must be 1..128 characters of A-Z a-z 0-9 _ . : -');
+  return {
+    name,
+    holder: options.lease?.holder ?? randomUUID(),
+    db,
+    queue,
+    store: new ScheduleStore(db, options.table ?? DEFAULT_SCHEDULE_TABLE),
+    lease: { ttlMs: options.lease?.ttlMs, renewEveryMs: options.lease?.renewEveryMs, safetyMarginMs: options.lease?.safetyMarginMs },
+    tickMs: whole('scheduler.tickMs', options.tickMs ?? SCHEDULER_DEFAULTS.tickMs, 100, 60_000),
+    batch: whole('scheduler.batch', options.batch ?? 100, 1, SCHEDULER_CAPS.maxBatch),
+    maxSchedules: whole('scheduler.maxSchedules', options.maxSchedules ?? 10_000, 1, SCHEDULER_CAPS.maxSchedules),
+    misfireGraceMs: whole('scheduler.misfireGraceMs', options.misfireGraceMs ?? SCHEDULER_DEFAULTS.misfireGraceMs, 0, 3_600_000),
+  };
+}
+
+export function whole(option: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw new InvalidBusOption(option, `must be an integer in ${min}..${max}, got ${String(value)}`);
+  return value;
+}

@@ -1,0 +1,134 @@
+/**
+ * Writes a batch of enqueues in one transaction (a group commit, an `enqueueMany`, or the caller's
+ * own transaction). Each item settles on its own: an unknown queue, a full queue or a payload over
+ * the queue's cap fails that item only. Queue rows are locked first (Postgres), which orders
+ * concurrent enqueues of a queue across instances so the depth cap holds.
+ */
+import type { Queryable } from '../../data/index.js';
+import { toNumber } from '../../data/kv/sql-backend.js';
+import type { Outcome } from '../streams/group-commit.js';
+import type { EnqueueResult } from './api.js';
+import { checkPayload, checkQueueDepth, type TaskEnvelope } from './envelope.js';
+import { TaskQueueNotFound } from './errors.js';
+import type { ResolvedTaskQueueConfig } from './queue-config.js';
+import { CHARS_PER_INSERT, storedForm, writeChunks } from './envelope-store.js';
+import type { TaskTables } from './schema.js';
+import { ACTIVE, historyLine, sqlStates } from './transitions.js';
+
+export interface EnqueueItem {
+  readonly queue: string;
+  readonly envelope: TaskEnvelope;
+  readonly priority: number;
+}
+
+export interface EnqueueContext {
+  readonly tables: TaskTables;
+  readonly sql: (text: string) => string;
+  readonly notify: string | undefined;
+  readonly idempotencyWindowMs: number;
+}
+
+/** The state a task is born in: the machine's initial state. */
+export const INITIAL_STATE = 'queued' as const;
+
+/** Rows per INSERT: the parameter cap (1,024) over 10 columns; CHARS_PER_INSERT bounds its size. */
+const ROWS_PER_INSERT = 100;
+
+export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items: readonly EnqueueItem[], now: number): Promise<Outcome<EnqueueResult>[]> {
+  const t = c.tables;
+  const queues = [...new Set(items.map((item) => item.queue))];
+  const configs = new Map<string, ResolvedTaskQueueConfig>();
+  const locked = await tx.query(c.sql(`SELECT name, config FROM ${t.queues} WHERE name IN (${params(1, queues.length)}) ORDER BY name FOR UPDATE`), queues);
+  for (const row of locked.rows) configs.set(String(row.name), JSON.parse(String(row.config)) as ResolvedTaskQueueConfig);
+  const depth = new Map<string, number>();
+  if (configs.size > 0) {
+    const names = [...configs.keys()];
+    const counted = await tx.query(
+      c.sql(`SELECT queue, count(*) AS n FROM ${t.tasks} WHERE queue IN (${params(1, names.length)}) AND state IN ${sqlStates(ACTIVE)} GROUP BY queue`),
+      names,
+    );
+    for (const name of names) depth.set(name, 0);
+    for (const row of counted.rows) depth.set(String(row.queue), toNumber(row.n));
+  }
+  const outcomes: Outcome<EnqueueResult>[] = [];
+  const rows: EnqueueItem[] = [];
+  for (const item of items) {
+    try {
+      const config = configs.get(item.queue);
+      if (config === undefined) throw new TaskQueueNotFound(item.queue);
+      checkPayload(item.envelope.payload, config.maxPayloadBytes);
+      const key = item.envelope.idempotency_key;
+      if (key !== null) {
+        const existing = await claimKey(tx, c, item.queue, key, item.envelope.id, now);
+        if (existing !== undefined) {
+          outcomes.push({ ok: true, value: { id: existing, duplicate: true } });
+          continue;
+        }
+      }
+      const held = depth.get(item.queue)!;
+      checkQueueDepth(item.queue, held, config.maxDepth);
+      depth.set(item.queue, held + 1);
+      rows.push(item);
+      outcomes.push({ ok: true, value: { id: item.envelope.id, duplicate: false } });
+    } catch (error) {
+      outcomes.push({ ok: false, error });
+    }
+  }
+  await insertRows(tx, c, rows, now);
+  if (rows.length > 0 && c.notify !== undefined) await tx.query(c.notify);
+  return outcomes;
+}
+
+/**
+ * Records the key for `id` unless a live one exists; answers the existing task's id then. One
+ * upsert: an expired key is taken over, a live one is left alone (no row returned).
+ */
+async function claimKey(tx: Queryable, c: EnqueueContext, queue: string, key: string, id: string, now: number): Promise<string | undefined> {
+  const t = c.tables;
+  const { rows } = await tx.query(
+    c.sql(`INSERT INTO ${t.idem} (queue, key, task_id, expires_at) VALUES ($1::text, $2::text, $3::text, $4::int8)
+      ON CONFLICT (queue, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+      WHERE ${t.idem}.expires_at <= $5::int8 RETURNING task_id`),
+    [queue, key, id, now + c.idempotencyWindowMs, now],
+  );
+  if (rows.length > 0) return undefined;
+  const found = await tx.query(c.sql(`SELECT task_id FROM ${t.idem} WHERE queue = $1::text AND key = $2::text`), [queue, key]);
+  return String(found.rows[0]!.task_id);
+}
+
+async function insertRows(tx: Queryable, c: EnqueueContext, rows: readonly EnqueueItem[], now: number): Promise<void> {
+  let start = 0;
+  while (start < rows.length) {
+    const values: (string | number)[] = [];
+    const tuples: string[] = [];
+    const chunked: { id: string; chunks: Buffer[] }[] = [];
+    let chars = 0;
+    let end = start;
+    while (end < rows.length && end - start < ROWS_PER_INSERT && (end === start || chars < CHARS_PER_INSERT)) {
+      const { queue, envelope, priority } = rows[end]!;
+      const stored = storedForm(JSON.stringify(envelope));
+      if (stored.chunks.length > 0) chunked.push({ id: envelope.id, chunks: stored.chunks });
+      chars += stored.inline.length;
+      const runAfter = envelope.run_at === null ? now : Math.max(now, Date.parse(envelope.run_at));
+      const n = values.length;
+      tuples.push(
+        `($${n + 1}::text, $${n + 2}::text, $${n + 3}::text, '${INITIAL_STATE}', $${n + 4}::int8, $${n + 5}::int8, 0, $${n + 6}::int8, $${n + 7}::text, $${n + 8}::text, $${n + 9}::int8)`,
+      );
+      values.push(envelope.id, queue, envelope.name, priority, runAfter, envelope.max_retries, stored.inline, historyLine(now, INITIAL_STATE), stored.chunks.length);
+      end++;
+    }
+    await tx.query(
+      c.sql(`INSERT INTO ${c.tables.tasks} (id, queue, name, state, priority, run_after, attempts, max_retries, envelope, history, chunks) VALUES ${tuples.join(', ')}`),
+      values,
+    );
+    for (const { id, chunks } of chunked) await writeChunks(tx, c.tables, c.sql, id, chunks);
+    start = end;
+  }
+}
+
+/** `$first::text, ...` for `count` text values. */
+export function params(first: number, count: number, cast = '::text'): string {
+  const parts: string[] = [];
+  for (let i = 0; i < count; i++) parts.push(`$${first + i}${cast}`);
+  return parts.join(', ');
+}

@@ -1,0 +1,77 @@
+/**
+ * TaskWorker: one supervised actor per concurrent task, each with its own executor (so a thread or
+ * process executor has one host per worker, which a hard timeout can recycle). The pool's fetcher
+ * hands it a leased task (`run`), may abort it (`abort`, on cancel or at the shutdown deadline),
+ * and hears back `task-done`. The run goes on beside the mailbox, so an abort is read while the
+ * handler runs. A worker that (re)starts announces itself to the current fetcher.
+ */
+import type { Ref } from '../../actors/index.js';
+import { GenServer } from '../../behaviours/index.js';
+import type { LeasedTask, TaskExecutor } from './api.js';
+import { createExecutor } from './executors/index.js';
+import type { TaskPoolHandle, TaskWorkerReport } from './pool-handle.js';
+
+export type { TaskWorkerReport };
+
+export type TaskWorkerCast = { readonly kind: 'run'; readonly task: LeasedTask } | { readonly kind: 'abort'; readonly id: string; readonly reason: string };
+
+/** The behaviour name the admin tree knows workers by. */
+export const TASK_WORKER_BEHAVIOUR = 'TaskWorkerServer';
+
+export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast> {
+  #executor: TaskExecutor | undefined;
+  #current: { readonly id: string; readonly controller: AbortController; readonly done: Promise<void> } | undefined;
+  /** A run handed over while one was still going (a fetcher that restarted did not know): it waits its turn. */
+  #backlog: LeasedTask[] = [];
+
+  constructor(private readonly pool: TaskPoolHandle) {
+    super();
+  }
+
+  override init(): void {
+    this.#executor = createExecutor(this.ctx.system, this.pool.executor);
+    const fetcher = this.pool.fetcher;
+    if (fetcher !== undefined) this.ctx.send(fetcher, { kind: 'task-worker-join', worker: this.self } satisfies TaskWorkerReport);
+  }
+
+  override handleCall(): boolean {
+    return this.#current !== undefined;
+  }
+
+  override handleCast(message: TaskWorkerCast): void {
+    if (message.kind === 'abort') {
+      if (this.#current?.id === message.id) this.#current.controller.abort(new Error(message.reason));
+      this.#backlog = this.#backlog.filter((task) => task.envelope.id !== message.id);
+      return;
+    }
+    if (this.#current !== undefined) this.#backlog.push(message.task);
+    else this.#start(message.task);
+  }
+
+  #start(task: LeasedTask): void {
+    const controller = new AbortController();
+    const started = performance.now();
+    const id = task.envelope.id;
+    const done = this.#executor!.run(task.envelope, controller.signal).then(
+      () => this.#report(task, true, undefined, started),
+      (error: unknown) => this.#report(task, false, error ?? new Error('handler failed'), started),
+    );
+    this.#current = { id, controller, done };
+  }
+
+  #report(task: LeasedTask, ok: boolean, error: unknown, started: number): void {
+    this.#current = undefined;
+    // Straight to the fetcher, not through its mailbox: a fetcher draining in its terminate still hears it.
+    this.pool.report({ kind: 'task-done', worker: this.self, task, ok, error, elapsedMs: performance.now() - started });
+    const next = this.#backlog.shift();
+    if (next !== undefined && !this.ctx.signal.aborted) this.#start(next);
+  }
+
+  override async terminate(): Promise<void> {
+    const current = this.#current;
+    current?.controller.abort(new Error('worker stopping'));
+    this.#backlog = [];
+    // The executor recycles a stuck host itself; a loop handler that ignores its signal is left behind.
+    await this.#executor?.close();
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Worker pools. A pool is a supervisor (`rest_for_one`) of two children, in this order:
+ *
+ * 1. `workers`: a dynamic supervisor (`simple_one_for_one`, `maxChildren` = concurrency, at most 64
+ *    per S7-10) of TaskWorker actors, each with its own executor, started `concurrency` times;
+ * 2. `fetcher`: the one TaskFetcherServer that leases, dispatches, settles and heartbeats.
+ *
+ * A supervisor stops children in reverse order, so the fetcher drains (R7-9) while its workers are
+ * still there to finish; a crashed fetcher restarts alone and finds the workers again. Put a pool
+ * under an application supervisor with `taskWorkersChild`, several with `taskWorkerGroups` (at
+ * most 32 per supervisor, S7-10), or start one on its own with `startTaskWorkers`.
+ */
+import type { ActorRuntime, Ref } from '../../actors/index.js';
+import { GenServer, Supervisor, worker, type ChildSpec, type SupervisorSpec } from '../../behaviours/index.js';
+import { InvalidBusOption } from '../errors.js';
+import type { TaskQueue, TaskWorkers, TaskWorkersOptions, TaskWorkersStats } from './api.js';
+import { TaskQueueClosed } from './errors.js';
+import { TASK_POOL_BEHAVIOUR, TaskFetcherServer } from './fetcher.js';
+import { resolveWorkersOptions, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
+import { TaskWorkerServer } from './worker.js';
+
+/** The pool's supervisor spec; `handle` is shared by its fetcher and workers. */
+function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
+  const { concurrency } = handle.options;
+  const workers: ChildSpec = {
+    id: 'workers',
+    type: 'supervisor',
+    start: async ({ system, parent }) => {
+      const ref = await Supervisor.start(
+        system,
+        {
+          strategy: 'simple_one_for_one',
+          maxChildren: concurrency,
+          intensity: Math.max(10, concurrency * 2),
+          periodMs: 5_000,
+          children: [worker('task-worker', () => new TaskWorkerServer(handle), { restart: 'permanent', shutdown: 5_000, server: { trapExit: true } })],
+        },
+        { link: parent },
+      );
+      handle.workers = ref;
+      for (let i = 0; i < concurrency; i++) await Supervisor.startChild(system, ref, []);
+      return ref;
+    },
+  };
+  // The fetcher bounds its own drain (drainMs, then a bounded final settle), so its supervisor waits for it.
+  const fetcher = worker('fetcher', () => new TaskFetcherServer(handle), { restart: 'permanent', shutdown: 'infinity', server: { trapExit: true } });
+  return { strategy: 'rest_for_one', intensity: 10, periodMs: 5_000, children: [workers, fetcher] };
+}
+
+/** A supervisor child spec running a pool for `queue` (a supervisor child). */
+export function taskWorkersChild(id: string, queue: TaskQueue, options: TaskWorkersOptions): ChildSpec & { readonly handle: TaskPoolHandle } {
+  const handle = new TaskPoolHandle(queue, resolveWorkersOptions(options));
+  return {
+    id,
+    type: 'supervisor',
+    handle,
+    start: ({ system, parent }) => Supervisor.start(system, poolSpec(handle), { link: parent }),
+  };
+}
+
+/** A supervisor spec for several pools (`one_for_one`); at most 32 groups per supervisor (S7-10). */
+export function taskWorkerGroups(groups: readonly { readonly id: string; readonly queue: TaskQueue; readonly options: TaskWorkersOptions }[]): SupervisorSpec {
+  if (groups.length > TASK_WORKER_LIMITS.maxGroupsPerSupervisor) {
+    throw new InvalidBusOption('tasks.maxGroupsPerSupervisor', `at most ${TASK_WORKER_LIMITS.maxGroupsPerSupervisor} worker groups per supervisor (S7-10), got ${groups.length}`);
+  }
+  return { strategy: 'one_for_one', intensity: 10, periodMs: 5_000, children: groups.map((group) => taskWorkersChild(group.id, group.queue, group.options)) };
+}
+
+class StartedTaskWorkers implements TaskWorkers {
+  #stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly system: ActorRuntime,
+    readonly supervisor: Ref,
+    readonly handle: TaskPoolHandle,
+  ) {}
+
+  stats(): TaskWorkersStats {
+    return this.handle.stats();
+  }
+
+  stop(deadlineMs?: number): Promise<void> {
+    if (deadlineMs !== undefined) {
+      if (!Number.isInteger(deadlineMs) || deadlineMs < 0 || deadlineMs > 600_000) throw new InvalidBusOption('stop.deadlineMs', 'must be an integer in 0..600,000');
+      this.handle.drainMs = deadlineMs;
+    }
+    this.#stopping ??= Supervisor.stop(this.system, this.supervisor, 'shutdown').then(() => undefined);
+    return this.#stopping;
+  }
+}
+
+/** Starts a pool for `options.queue` on its own (unsupervised top: stop it with `stop`). */
+export async function startTaskWorkers(system: ActorRuntime, queue: TaskQueue, options: TaskWorkersOptions): Promise<TaskWorkers> {
+  if ((queue as { closed?: boolean }).closed === true) throw new TaskQueueClosed();
+  // An unknown queue fails here, not in the fetcher's loop.
+  await queue.queueInfo(options.queue);
+  const handle = new TaskPoolHandle(queue, resolveWorkersOptions(options));
+  const supervisor = await Supervisor.start(system, poolSpec(handle));
+  return new StartedTaskWorkers(system, supervisor, handle);
+}
+
+/**
+ * The admin tree's view of worker pools: a snapshot provider (the shape of the admin layer's
+ * `SnapshotProvider`, which the bus may not import) that puts each pool's fetcher, with its
+ * queue's depth, dead letters and the pool's counts, in `sections.tasks`.
+ */
+export function taskPoolsProvider(): { readonly behaviour: string; readonly section: string; describe(system: ActorRuntime, ref: Ref): Promise<TaskWorkersStats>; readonly descend: boolean } {
+  return { behaviour: TASK_POOL_BEHAVIOUR, section: 'tasks', describe: (system, ref) => TaskWorkerPool.status(system, ref), descend: false };
+}
+
+export const TaskWorkerPool = {
+  /** A pool's counts through its fetcher's mailbox (what the admin tree shows): `ref` is the fetcher. */
+  status(system: ActorRuntime, ref: Ref, timeoutMs?: number): Promise<TaskWorkersStats> {
+    return GenServer.call<TaskFetcherServer>(system, ref, 'status', timeoutMs);
+  },
+};

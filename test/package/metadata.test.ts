@@ -1,0 +1,22 @@
+/** package.json's links are URLs npm and registries can use. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../support/run-script.js';
+
+const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+  repository: { type: string; url: string };
+  homepage: string;
+  bugs: { url: string };
+};
+
+describe('package.json links', () => {
+  it('repository, homepage and bugs are valid https URLs', () => {
+    expect(pkg.repository.type).toBe('git');
+    const repository = new URL(pkg.repository.url.replace(/^git\+/, ''));
+    expect(repository.protocol).toBe('https:');
+    expect(repository.pathname).toMatch(/^\/[\w.-]+\/[\w.-]+\.git$/);
+    for (const link of [pkg.homepage, pkg.bugs.url]) expect(new URL(link).protocol).toBe('https:');
+    expect(new URL(pkg.bugs.url).pathname).toBe(`${repository.pathname.replace(/\.git$/, '')}/issues`);
+  });
+});
