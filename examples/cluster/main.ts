@@ -6,11 +6,10 @@
  * - a cluster-wide publish seen on every node still up; a global name and a process group;
  * - `molo nodes` (and `molo tree --node`) against node a's admin surface.
  * Then it keeps running until Ctrl-C (or stops at once with --once), and stops every node cleanly.
- * Run: node --import tsx examples/cluster/main.ts [--once]
+ * Run: npm run example examples/cluster/main.ts  (or node --conditions=molo-source --import tsx examples/cluster/main.ts [--once])
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli/run.js';
 
 type Reply = Record<string, unknown>;
 interface Member {
@@ -23,10 +22,12 @@ interface Member {
 
 const once = process.argv.includes('--once');
 const script = fileURLToPath(new URL('./node.ts', import.meta.url));
+const cliScript = fileURLToPath(new URL('../../src/cli/molo.ts', import.meta.url));
 const members = new Map<string, Member>();
 
 function start(label: string): Member {
-  const child = fork(script, [label], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // The nodes run with this process's Node flags (the molo-source condition, tsx).
+  const child = fork(script, [label], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const member: Member = { label, child, replies: [], name: '', admin: '' };
   child.on('message', (message: Reply) => member.replies.push(message));
   members.set(label, member);
@@ -44,6 +45,18 @@ async function reply(member: Member, key: string, timeoutMs = 20_000): Promise<R
     if (Date.now() > deadline || member.child.exitCode !== null) throw new Error(`node ${member.label}: no '${key}' in time`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Runs the `molo` command line (src/cli/molo.ts) as a process of its own and prints what it prints. */
+function molo(...args: string[]): Promise<void> {
+  console.log(`$ molo ${args.join(' ')}`);
+  return new Promise((resolve) => {
+    execFile(process.execPath, [...process.execArgv, cliScript, ...args], { timeout: 20_000 }, (error, stdout, stderr) => {
+      process.stdout.write(stdout);
+      if (error !== null) process.stderr.write(stderr);
+      resolve();
+    });
+  });
 }
 
 const command = (member: Member, cmd: string, ...args: string[]): void => void member.child.send({ cmd, args });
@@ -96,11 +109,8 @@ try {
   const leader = await reply(c, 'leader');
   console.log(`on c: global 'leader' is ${String(leader['leader'])}; group 'supervisors': ${String(leader['members'])}`);
 
-  const io = { stdout: (text: string) => void process.stdout.write(text), stderr: (text: string) => void process.stderr.write(text), env: {} };
-  console.log(`$ molo nodes --url ${a.admin}`);
-  await runCli(['nodes', '--url', a.admin], io);
-  console.log(`$ molo tree --node ${a.name} --url ${c.admin}`);
-  await runCli(['tree', '--node', a.name, '--url', c.admin], io);
+  await molo('nodes', '--url', a.admin);
+  await molo('tree', '--node', a.name, '--url', c.admin);
 
   if (once) await stopAll(0);
   console.log('cluster running (a, c); Ctrl-C stops it');

@@ -2,13 +2,13 @@
  * One node of the cluster example, in its own OS process, started by main.ts: a Molo node with the
  * cluster services (global registry, process groups, cluster topics) and an admin surface
  * (`/nodes`, `/tree`, `/nodes/<name>/tree`). Node `a` runs the scenario when main.ts asks.
- * Run by main.ts: node --import tsx examples/cluster/node.ts <label>
+ * Started by main.ts (with its Node flags): examples/cluster/node.ts <label>
  */
-import { behaviourModule, DownMessage, formatReason, type Ref } from '../../src/actors/index.js';
-import { Admin, ADMIN_NAME, clusterView, startAdminHttp } from '../../src/admin/index.js';
-import { Supervisor } from '../../src/behaviours/index.js';
-import { createBroker } from '../../src/bus/index.js';
-import { startClusterTopics, startGlobal, startGroups, startNode } from '../../src/nodes/index.js';
+import { behaviourModule, DownMessage, formatReason, type Ref } from 'molo/actors';
+import { Admin, ADMIN_NAME, clusterView, startAdminHttp } from 'molo/admin';
+import { Supervisor } from 'molo/behaviours';
+import { createBroker } from 'molo/bus';
+import { startClusterTopics, startGlobal, startGroups, startNode } from 'molo/nodes';
 
 const label = process.argv[2]!;
 const say = (text: string): void => void process.stdout.write(`[${label}] ${text}\n`);

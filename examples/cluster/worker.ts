@@ -3,7 +3,7 @@
  * ref, it links to it first thing (as Erlang's remote spawn_link), so the supervisor on node A
  * sees it exit, with `noconnection` if its node dies.
  */
-import { CallRequest, type ActorBehaviour, type Ref } from '../../src/actors/index.js';
+import { CallRequest, type ActorBehaviour, type Ref } from 'molo/actors';
 
 export function worker(supervisor: Ref | null): ActorBehaviour {
   return {

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../support/run-script.js';
+import { projectRoot, TS_NODE_ARGS } from '../support/run-script.js';
 
 interface Outcome {
   readonly code: number | null;
@@ -14,7 +14,7 @@ interface Outcome {
 
 function runCluster(): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/cluster/main.ts'], { cwd: projectRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...TS_NODE_ARGS, 'examples/cluster/main.ts'], { cwd: projectRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let sent = false;
     const onData = (chunk: Buffer): void => {
