@@ -223,6 +223,12 @@ export class GlobalRegistry {
     if (entry !== undefined && !sameRef(entry.ref, ref)) return ['taken', entry.ref.node];
     const lock = this.#locks.get(name);
     if (lock !== undefined && lock.until > Date.now() && !sameRef(lock.ref, ref)) return ['locked', lock.node];
+    if (this.#locks.size >= this.#maxNames) {
+      // Reservations a peer never committed nor released end by time; past the cap, drop the expired ones first.
+      const now = Date.now();
+      for (const [held, entry] of this.#locks) if (entry.until <= now) this.#locks.delete(held);
+      if (this.#locks.size >= this.#maxNames) return ['locked', this.#node.name];
+    }
     this.#locks.set(name, { node: from, ref, until: Date.now() + this.#lockMs });
     return ['ok'];
   }
