@@ -59,7 +59,8 @@ function molo(...args: string[]): Promise<void> {
   });
 }
 
-const command = (member: Member, cmd: string, ...args: string[]): void => void member.child.send({ cmd, args });
+// A node already stopping (Ctrl-C reaches the whole process group) may have closed its channel: ignored.
+const command = (member: Member, cmd: string, ...args: string[]): void => void member.child.send({ cmd, args }, () => {});
 
 let stopping: Promise<never> | undefined;
 function stopAll(code: number): Promise<never> {
