@@ -13,8 +13,7 @@
  * and sends the losing actor `{ type: 'global_name_conflict', name, winner }`; the actor itself
  * keeps running (it decides whether to exit).
  */
-import type { Ref } from '../actors/ref.js';
-import { Ref as RefClass } from '../actors/ref.js';
+import { Ref } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
 import type { Registry } from 'prom-client';
 import { clusterMetrics } from './cluster-metrics.js';
@@ -73,7 +72,7 @@ export function globalWinner(a: GlobalEntry, b: GlobalEntry): GlobalEntry {
 
 /** Refs compared by value: one that came back over a link may be another object. */
 export function sameRef(a: unknown, b: unknown): boolean {
-  return a instanceof RefClass && b instanceof RefClass && a.node === b.node && a.id === b.id && a.creation === b.creation;
+  return a instanceof Ref && b instanceof Ref && a.node === b.node && a.id === b.id && a.creation === b.creation;
 }
 
 
@@ -125,7 +124,7 @@ export class GlobalRegistry {
    */
   async register(name: string, ref: Ref): Promise<void> {
     checkClusterName('global name', name);
-    if (!(ref instanceof RefClass) || ref.node !== this.#node.name || !this.#node.system.isAlive(ref)) {
+    if (!(ref instanceof Ref) || ref.node !== this.#node.name || !this.#node.system.isAlive(ref)) {
       throw new InvalidClusterArgument('global ref', 'must be a live actor of this node');
     }
     // The holder registering its name again: nothing changes (its `at` stays, so do its conflicts' outcomes).
@@ -218,7 +217,7 @@ export class GlobalRegistry {
 
   #reserve(from: string, body: readonly unknown[]): unknown {
     const [name, ref] = body;
-    if (typeof name !== 'string' || !(ref instanceof RefClass) || ref.node !== from) return ['taken', undefined];
+    if (typeof name !== 'string' || !(ref instanceof Ref) || ref.node !== from) return ['taken', undefined];
     const entry = this.#table.get(name);
     if (entry !== undefined && !sameRef(entry.ref, ref)) return ['taken', entry.ref.node];
     const lock = this.#locks.get(name);
@@ -279,7 +278,7 @@ export class GlobalRegistry {
   #entryFrom(from: string, item: unknown): GlobalEntry | undefined {
     if (!Array.isArray(item)) return undefined;
     const [name, ref, at] = item as unknown[];
-    if (typeof name !== 'string' || !(ref instanceof RefClass) || ref.node !== from || typeof at !== 'number') return undefined;
+    if (typeof name !== 'string' || !(ref instanceof Ref) || ref.node !== from || typeof at !== 'number') return undefined;
     return { name, ref, at };
   }
 
@@ -315,7 +314,7 @@ export class GlobalRegistry {
       if (entry !== undefined) this.#offer(entry);
     } else if (kind === 'remove') {
       const [name, ref] = body;
-      if (typeof name === 'string' && ref instanceof RefClass && ref.node === from && sameRef(this.#table.get(name)?.ref, ref)) this.#table.delete(name);
+      if (typeof name === 'string' && ref instanceof Ref && ref.node === from && sameRef(this.#table.get(name)?.ref, ref)) this.#table.delete(name);
     } else if (kind === 'release') {
       const [name, ref] = body;
       if (typeof name === 'string' && sameRef(this.#locks.get(name)?.ref, ref)) this.#locks.delete(name);

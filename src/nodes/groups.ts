@@ -6,7 +6,7 @@
  * Subscribers see every change, local or remote, as `{ type: 'pg_join' | 'pg_leave', group, refs }`.
  * An actor is in a group at most once (joining twice is a no-op).
  */
-import { Ref as RefClass, type Ref } from '../actors/ref.js';
+import { Ref } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, InvalidClusterArgument } from './cluster-errors.js';
 import type { Registry } from 'prom-client';
 import { clusterMetrics } from './cluster-metrics.js';
@@ -140,9 +140,9 @@ export class ProcessGroups {
   // ---- membership -------------------------------------------------------------------------
 
   #localRefs(refs: Ref | readonly Ref[]): Ref[] {
-    const list = refs instanceof RefClass ? [refs] : [...(refs as readonly Ref[])];
+    const list = refs instanceof Ref ? [refs] : [...(refs as readonly Ref[])];
     for (const ref of list) {
-      if (!(ref instanceof RefClass) || ref.node !== this.#node.name) throw new InvalidClusterArgument('group member', 'must be an actor of this node');
+      if (!(ref instanceof Ref) || ref.node !== this.#node.name) throw new InvalidClusterArgument('group member', 'must be an actor of this node');
     }
     return list;
   }
@@ -227,7 +227,7 @@ export class ProcessGroups {
   /** A peer's refs, only its own actors (a peer speaks for its own node). */
   #peerRefs(from: string, value: unknown): Ref[] {
     if (!Array.isArray(value)) return [];
-    return value.filter((ref): ref is Ref => ref instanceof RefClass && ref.node === from);
+    return value.filter((ref): ref is Ref => ref instanceof Ref && ref.node === from);
   }
 
   /** A peer's whole membership (hello/sync): its members not in it leave, the others join. */
