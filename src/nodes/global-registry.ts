@@ -135,6 +135,7 @@ export class GlobalRegistry {
       if (this.#table.size >= this.#maxNames) throw new ClusterLimitReached('maxNames', this.#maxNames);
       const lock: Lock = { node: this.#node.name, ref, until: Date.now() + this.#lockMs };
       this.#locks.set(name, lock);
+      const asked = performance.now();
       const peers = this.#node.nodes();
       const answers = await Promise.all(
         peers.map((peer) => this.#service.call(peer, 'reserve', [name, ref], this.#lockMs).catch(() => ['ok'])),
@@ -150,8 +151,10 @@ export class GlobalRegistry {
         if (!this.#node.system.isAlive(ref)) throw new InvalidClusterArgument('global ref', 'the actor exited while registering');
         throw new GlobalNameTaken(name, refusal?.[1] ?? this.#holder(name, ref));
       }
-      // Two nodes reserving at once both back off, for a random while, before trying again.
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+      // Nodes reserving at once all back off, each for a random while that grows with the attempt
+      // and with how long asking took (a slow cluster needs wider windows to stop colliding).
+      const window = (performance.now() - asked) * 2 + 20 * attempt;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * window * attempt));
     }
   }
 

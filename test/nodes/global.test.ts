@@ -31,15 +31,17 @@ describe('global registry', () => {
     for (const peer of [a!, c!]) await until(async () => (await peer.run('whereis', 'leader')) === null);
   });
 
-  it('concurrent registrations of one name: exactly one wins everywhere', async () => {
+  it('concurrent registrations of one name: exactly one wins everywhere (5 races)', async () => {
     const [a, b, c] = await mesh(['ra', 'rb', 'rc']);
-    const refs = await Promise.all([a!, b!, c!].map((peer) => peer.run<string>('spawn', 'x')));
-    const results = await Promise.allSettled([a!, b!, c!].map((peer) => peer.run('register', 'race', 'x')));
-    const winners = results.filter((result) => result.status === 'fulfilled');
-    expect(winners).toHaveLength(1);
-    for (const result of results) if (result.status === 'rejected') expect((result.reason as { code: string }).code).toBe('NODE_GLOBAL_NAME_TAKEN');
-    const winner = refs[results.indexOf(winners[0]!)];
-    for (const peer of [a!, b!, c!]) await until(async () => (await peer.run('whereis', 'race')) === winner);
+    for (let race = 0; race < 5; race++) {
+      const refs = await Promise.all([a!, b!, c!].map((peer) => peer.run<string>('spawn', `x${race}`)));
+      const results = await Promise.allSettled([a!, b!, c!].map((peer) => peer.run('register', `race${race}`, `x${race}`)));
+      const winners = results.filter((result) => result.status === 'fulfilled');
+      expect(winners).toHaveLength(1);
+      for (const result of results) if (result.status === 'rejected') expect((result.reason as { code: string }).code).toBe('NODE_GLOBAL_NAME_TAKEN');
+      const winner = refs[results.indexOf(winners[0]!)];
+      for (const peer of [a!, b!, c!]) await until(async () => (await peer.run('whereis', `race${race}`)) === winner);
+    }
   });
 
   it('partition heal: the same name registered on both sides goes to the earlier registration; the loser is told', async () => {
