@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Ref } from '../../src/actors/index.js';
+import { CallRequest, type Ref } from '../../src/actors/index.js';
 import {
   ClusterLimitReached,
   GlobalNameNotFound,
@@ -117,6 +117,34 @@ describe('global registry and process groups against a model', () => {
       { numRuns: 12 },
     );
   }, 60_000);
+});
+
+describe('group subscribers and global calls', () => {
+  it('an actor subscribed to a group gets pg_join and pg_leave for remote members; a global call reaches the other node', async () => {
+    const [a, b] = await pair('sub');
+    const events: unknown[] = [];
+    const subscriber = a.node.system.spawn((message) => void events.push(message));
+    const stop = a.groups.subscribe('g', subscriber);
+    b.groups.join('g', b.actors[0]!);
+    await eventually(() => events.length === 1);
+    b.node.system.exit(b.actors[0]!, 'kill');
+    await eventually(() => events.length === 2);
+    expect(events).toEqual([
+      { type: 'pg_join', group: 'g', refs: [b.actors[0]] },
+      { type: 'pg_leave', group: 'g', refs: [b.actors[0]] },
+    ]);
+    stop();
+    b.groups.join('g', b.actors[1]!);
+    await eventually(() => a.groups.members('g').length === 1);
+    expect(events).toHaveLength(2);
+
+    const echo = b.node.system.spawn((message) => {
+      if (message instanceof CallRequest) message.reply(['echo', message.request]);
+    });
+    await b.global.register('echo', echo);
+    await eventually(() => a.global.whereis('echo') !== undefined);
+    expect(await a.global.call('echo', 42)).toEqual(['echo', 42]);
+  });
 });
 
 describe('bad input and caps', () => {
