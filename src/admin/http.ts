@@ -5,6 +5,7 @@ import { Admin, ADMIN_NAME, checkInteger, type HealthReport } from './admin-acto
 import { AdminInvalidOption, AdminListenFailed, AdminMethodNotAllowed, AdminNotFound, AdminUnavailable, MetricsFailed } from './errors.js';
 import { countAlive, renderBuiltinMetrics, type ProcessLister } from './builtin-metrics.js';
 import { guardConnections } from './connection-guard.js';
+import { serveNodes, type ClusterView } from './nodes-view.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
 import type { TaskQueue } from '../bus/tasks/api.js';
 import { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
@@ -28,7 +29,7 @@ export const PROBE_TIMEOUT_MS = 2_000;
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** The read-only endpoints, all GET. */
-export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health', '/livez', '/readyz'] as const;
+export const ADMIN_ENDPOINTS = ['/tree', '/processes', '/metrics', '/health', '/livez', '/readyz', '/nodes'] as const;
 export type AdminEndpoint = (typeof ADMIN_ENDPOINTS)[number];
 /** What the ops port serves: probes and metrics, never the tree. */
 export const OPS_ENDPOINTS: readonly AdminEndpoint[] = ['/metrics', '/health', '/livez', '/readyz'];
@@ -72,6 +73,8 @@ export interface AdminHttpOptions {
   readonly ops?: OpsListenOptions;
   /** Serves the `/tasks` endpoints (see task-routes.ts) on the main listener, through this queue's public API. */
   readonly tasks?: TaskQueue;
+  /** A cluster node's view (`clusterView(node)`): serves `/nodes` and `/nodes/<name>/tree`; without it they answer 404. */
+  readonly nodes?: ClusterView;
   /** Request bodies of the mutating endpoints at most (default 8 MiB, 1 KiB .. 64 MiB); more get 413. */
   readonly maxBodyBytes?: number;
 }
@@ -95,6 +98,7 @@ interface HttpSettings {
   readonly maxRequests: number;
   readonly host: string;
   readonly tasks: TaskQueue | undefined;
+  readonly nodes?: ClusterView;
   readonly maxBodyBytes: number;
 }
 
@@ -147,6 +151,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     maxRequests,
     host,
     tasks: options.tasks,
+    nodes: options.nodes,
     maxBodyBytes,
   };
   const limits = { headerTimeoutMs, maxConnections };
@@ -235,19 +240,19 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
     return;
   }
-  const endpoint = listener.endpoints.find((candidate) => candidate === path);
+  const endpoint = listener.endpoints.find((candidate) => candidate === path || (candidate === '/nodes' && path.startsWith('/nodes/')));
   if (endpoint === undefined) {
     sendJson(response, 404, errorBody(new AdminNotFound(path)));
     return;
   }
   if (PROBES.has(endpoint)) {
-    await route(settings, endpoint, response);
+    await route(settings, endpoint, response, path);
     return;
   }
-  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response));
+  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response, path));
 }
 
-async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse): Promise<void> {
+async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse, path: string): Promise<void> {
   const { runtime, admin, requestTimeoutMs } = settings;
   try {
     switch (endpoint) {
@@ -274,6 +279,9 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
       }
       case '/metrics':
         await sendMetrics(settings, response);
+        return;
+      case '/nodes':
+        sendJson(response, 200, await serveNodes(settings.nodes, path, requestTimeoutMs));
         return;
       default: {
         const unknown: never = endpoint;

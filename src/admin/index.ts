@@ -86,3 +86,4 @@ export {
   SnapshotFailed,
   SnapshotTimeout,
 } from './errors.js';
+export { clusterView, serveNodes, MAX_REMEMBERED_DOWN_NODES, RTT_TIMEOUT_MS, type ClusterView, type NodeLinkReport, type NodesReport } from './nodes-view.js';

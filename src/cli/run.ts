@@ -5,6 +5,8 @@ import type { ProcessSnapshot } from '../admin/process-snapshot.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
 import { errorOf, getJson } from './client.js';
 import { formatHealth, formatProcesses, formatTree } from './format.js';
+import { formatNodes, isNodesReport, treePath } from './nodes.js';
+import type { NodesReport } from '../admin/nodes-view.js';
 
 /** Exit codes of `molo`. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -18,6 +20,8 @@ export const USAGE = `usage: molo <command> [--url URL] [--json] [--timeout MS]
 
 commands:
   tree      the live supervision tree: states, restart counts, intensity, mailboxes
+            (--node NAME: another cluster node's, read through its admin actor)
+  nodes     the cluster: each node's name, state, round-trip time, queued bytes
   ps        every live process
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
@@ -42,12 +46,14 @@ export interface CliIo {
 }
 
 interface Invocation {
-  readonly command: 'tree' | 'ps' | 'health' | 'help';
+  readonly command: 'tree' | 'ps' | 'health' | 'help' | 'nodes';
   readonly url: string;
   readonly json: boolean;
   readonly timeoutMs: number;
   /** The admin token, from MOLO_ADMIN_TOKEN. */
   readonly token?: string;
+  /** `tree --node NAME`: another cluster node's tree. */
+  readonly node?: string;
 }
 
 /** Runs `molo` with `argv` (without node and script); resolves with the exit code. */
@@ -87,7 +93,7 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: TARGET_OPTIONS,
+      options: { ...TARGET_OPTIONS, node: { type: 'string' } },
     });
   } catch (error) {
     throw new CliUsageError(error instanceof Error ? error.message : String(error));
@@ -97,10 +103,11 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
   if (positionals.length === 0) throw new CliUsageError('no command given');
   if (positionals.length > 1) throw new CliUsageError(`one command at a time, got: ${positionals.join(' ')}`);
   const command = positionals[0]!;
-  if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help') {
+  if (command !== 'tree' && command !== 'ps' && command !== 'health' && command !== 'help' && command !== 'nodes') {
     throw new CliUsageError(`unknown command '${command}'`);
   }
-  return { command, json: values.json === true, ...resolveTarget(values.url, values.timeout, env) };
+  if (values.node !== undefined && command !== 'tree') throw new CliUsageError('--node goes with tree');
+  return { command, json: values.json === true, node: values.node, ...resolveTarget(values.url, values.timeout, env) };
 }
 
 /** The node to ask: `--url`, else MOLO_ADMIN_URL, else the default; `--timeout`; the token from MOLO_ADMIN_TOKEN. */
@@ -122,10 +129,10 @@ export function resolveTarget(flagUrl: string | undefined, flagTimeout: string |
 }
 
 async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
-  const { command, url, json, timeoutMs, token } = invocation;
+  const { command, url, json, timeoutMs, token, node } = invocation;
   switch (command) {
     case 'tree': {
-      const body = await expectOk(url, '/tree', timeoutMs, token, (value) => isObject(value) && 'root' in value && 'sections' in value);
+      const body = await expectOk(url, treePath(node), timeoutMs, token, (value) => isObject(value) && 'root' in value && 'sections' in value);
       io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatTree(body as TreeSnapshot));
       return ExitCode.Ok;
     }
@@ -144,6 +151,11 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       else if ('node' in body) io.stdout(formatHealth(body as HealthReport));
       else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}\n`);
       return answer.status === 200 ? ExitCode.Ok : ExitCode.Failed;
+    }
+    case 'nodes': {
+      const body = await expectOk(url, '/nodes', timeoutMs, token, isNodesReport);
+      io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatNodes(body as NodesReport));
+      return ExitCode.Ok;
     }
     case 'help':
       io.stdout(USAGE);

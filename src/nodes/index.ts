@@ -18,3 +18,8 @@ export {
   NodeStopped,
   type RefusalReason,
 } from './errors.js';
+export { startGlobal, GlobalRegistry, GLOBAL_NAME, globalWinner, type GlobalOptions, type GlobalEntry, type GlobalStats, type GlobalNameConflict } from './global-registry.js';
+export { startGroups, ProcessGroups, GROUPS_NAME, type GroupEvent, type GroupsOptions } from './groups.js';
+export { startClusterTopics, ClusterTopics, TOPICS_NAME, type ClusterTopicStats } from './cluster-topics.js';
+export { ClusterErrorCode, GlobalNameTaken, GlobalNameNotFound, InvalidClusterArgument, ClusterLimitReached } from './cluster-errors.js';
+export { clusterMetrics, ClusterMetrics } from './cluster-metrics.js';

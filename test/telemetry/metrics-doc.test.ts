@@ -11,6 +11,7 @@ import { pgMetrics } from '../../src/data/pg/metrics.js';
 import { builtinMetrics } from '../../src/admin/builtin-metrics.js';
 import { Admin, startAdminHttp } from '../../src/admin/index.js';
 import { nodeMetrics } from '../../src/nodes/metrics.js';
+import { clusterMetrics } from '../../src/nodes/cluster-metrics.js';
 import { Supervisor } from '../../src/behaviours/index.js';
 import { createTelemetry, RuntimeMetrics } from '../../src/telemetry/index.js';
 import { testSystem } from '../support/systems.js';
@@ -39,6 +40,7 @@ describe('docs/telemetry.md lists every metric with its labels', () => {
     taskMetrics(registry);
     schedulerMetrics(registry);
     nodeMetrics(registry);
+    clusterMetrics(registry);
     const names = [...documented(registry), ...LAZY];
     const inDoc = [...DOC.matchAll(/^\| `(molo_[a-z_]+(?:\{[a-z,]+\})?)` \|/gm)].map((match) => match[1]);
     expect(names.filter((name) => !inDoc.includes(name)), 'registered but not documented').toEqual([]);
