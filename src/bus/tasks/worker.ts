@@ -23,6 +23,8 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
   #current: { readonly id: string; readonly controller: AbortController; readonly done: Promise<void> } | undefined;
   /** A run handed over while one was still going (a fetcher that restarted did not know): it waits its turn. */
   #backlog: LeasedTask[] = [];
+  /** Shared by consecutive runs that end well (see #start). */
+  #controller: AbortController | undefined;
 
   constructor(private readonly pool: TaskPoolHandle) {
     super();
@@ -49,12 +51,19 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
   }
 
   #start(task: LeasedTask): void {
-    const controller = new AbortController();
+    // One controller for run after run until one is aborted or fails: a signal per task was a large
+    // share of a short task's cost. A failed run may have left a listener on it (a loop handler
+    // abandoned at its hard timeout), so the next run gets a fresh one.
+    const controller = this.#controller?.signal.aborted === false ? this.#controller : new AbortController();
+    this.#controller = controller;
     const started = performance.now();
     const id = task.envelope.id;
     const done = this.#executor!.run(task.envelope, controller.signal).then(
       () => this.#report(task, true, undefined, started),
-      (error: unknown) => this.#report(task, false, error ?? new Error('handler failed'), started),
+      (error: unknown) => {
+        this.#controller = undefined;
+        this.#report(task, false, error ?? new Error('handler failed'), started);
+      },
     );
     this.#current = { id, controller, done };
   }

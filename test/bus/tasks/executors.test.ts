@@ -94,6 +94,18 @@ describe.each(PLACEMENTS)('the %s executor', (placement) => {
     await expect(made.run(task({ name: 'awaitAbort' }), early.signal)).rejects.toThrow('aborted: already cancelled');
   });
 
+  it('a signal first read after the soft timeout, or after the run signal aborted, is aborted already', async () => {
+    const { executor: made } = executor(placement);
+    await expect(made.run(task({ name: 'readSignalLate', payload: 250, timeoutSoftMs: 100, timeoutHardMs: 10_000 }), never)).rejects.toThrow(
+      'aborted late: soft timeout after 100 ms',
+    );
+    await made.run(task({ name: 'readSignalLate', payload: 20, timeoutSoftMs: 10_000, timeoutHardMs: 10_000 }), never);
+    const cancel = new AbortController();
+    const run = made.run(task({ name: 'readSignalLate', payload: 250, timeoutSoftMs: 10_000, timeoutHardMs: 10_000 }), cancel.signal);
+    setTimeout(() => cancel.abort(new Error('cancelled by the test')), 50);
+    await expect(run).rejects.toThrow('aborted late: cancelled by the test');
+  });
+
   it('errors keep their name, code and message; a non-Error is TaskHandlerFailed; PermanentTaskFailure stays itself', async () => {
     const { executor: made } = executor(placement);
     const coded = await made.run(task({ name: 'throwCoded' }), never).catch((error: unknown) => error);

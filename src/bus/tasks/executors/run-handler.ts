@@ -4,7 +4,7 @@
  * thrown non-Error into TaskHandlerFailed. The hard timeout is the executor's own business.
  */
 import type { TaskEnvelope } from '../envelope.js';
-import type { TaskHandler, TaskHandlers } from '../api.js';
+import type { TaskContext, TaskHandler, TaskHandlers } from '../api.js';
 import { TaskHandlerFailed, UnknownTaskHandler } from '../errors.js';
 
 /** The handler named `name`, only an own property (never `toString` or `__proto__`). */
@@ -14,21 +14,66 @@ export function findHandler(handlers: TaskHandlers, name: string): TaskHandler {
   return handler;
 }
 
-/** Runs the handler; resolves when it settles, rejects with what it threw (an Error). */
+/**
+ * Runs the handler; resolves when it settles, rejects with what it threw (an Error).
+ *
+ * The handler's signal is made on its first read: most handlers never read it, and an
+ * AbortController, its listener on `signal` and a soft-timeout timer per run were the largest
+ * per-task cost on the loop. Made late, it is aborted at once when its cause already happened
+ * (`signal` aborted, or the soft timeout passed), else when it happens.
+ */
 export async function runHandler(handler: TaskHandler, task: TaskEnvelope, signal: AbortSignal): Promise<void> {
-  const controller = new AbortController();
-  const abort = (): void => controller.abort(signal.reason);
-  if (signal.aborted) abort();
-  else signal.addEventListener('abort', abort, { once: true });
-  const soft = setTimeout(() => controller.abort(new Error(`soft timeout after ${task.timeout_soft_ms} ms`)), task.timeout_soft_ms);
+  const lazy = new LazySignal(signal, task.timeout_soft_ms);
   try {
-    await handler(task.payload, { task, signal: controller.signal });
+    await handler(task.payload, lazy.context(task));
   } catch (error) {
     if (error instanceof Error) throw error;
     throw new TaskHandlerFailed(task.name, describeThrown(error));
   } finally {
-    clearTimeout(soft);
-    signal.removeEventListener('abort', abort);
+    lazy.dispose();
+  }
+}
+
+/** The handler's signal, aborted when `parent` aborts or `softMs` have passed; made on first read. */
+class LazySignal {
+  readonly #started = performance.now();
+  #controller: AbortController | undefined;
+  #soft: NodeJS.Timeout | undefined;
+  readonly #abort = (): void => this.#controller!.abort(this.parent.reason);
+
+  constructor(
+    private readonly parent: AbortSignal,
+    private readonly softMs: number,
+  ) {}
+
+  context(task: TaskEnvelope): TaskContext {
+    const self = this;
+    return {
+      task,
+      get signal(): AbortSignal {
+        return self.#signal();
+      },
+    };
+  }
+
+  #signal(): AbortSignal {
+    if (this.#controller !== undefined) return this.#controller.signal;
+    const controller = (this.#controller = new AbortController());
+    const softAbort = (): void => controller.abort(new Error(`soft timeout after ${this.softMs} ms`));
+    const left = this.softMs - (performance.now() - this.#started);
+    if (this.parent.aborted) this.#abort();
+    else if (left <= 0) softAbort();
+    else {
+      this.parent.addEventListener('abort', this.#abort, { once: true });
+      this.#soft = setTimeout(softAbort, left);
+    }
+    return controller.signal;
+  }
+
+  dispose(): void {
+    if (this.#controller === undefined) return;
+    clearTimeout(this.#soft);
+    this.parent.removeEventListener('abort', this.#abort);
   }
 }
 
