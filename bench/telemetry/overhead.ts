@@ -29,11 +29,13 @@ class Echo extends GenServer<number, number> {
 export type Mode = 'off' | 'on' | 'control';
 const MODES: readonly Mode[] = ['off', 'on', 'control'];
 
-// One telemetry for every round, as an application has one; each round makes its own system.
-const telemetry = createTelemetry({ logger: { level: 'info', destination: '/dev/null' }, metrics: true, tracing: true });
+// One telemetry for every round, as an application has one; each round makes its own system. Made on
+// first use: its logger opens /dev/null asynchronously, and a process that exits before that (the
+// runner's --help) would have pino throw while flushing at exit.
+let telemetry: ReturnType<typeof createTelemetry> | undefined;
 
 function systemOptions(mode: Mode): ActorSystemOptions {
-  return mode === 'on' ? telemetry.systemOptions : {};
+  return mode === 'on' ? (telemetry ??= createTelemetry({ logger: { level: 'info', destination: '/dev/null' }, metrics: true, tracing: true })).systemOptions : {};
 }
 
 /** Milliseconds of wall clock and of CPU time. */
