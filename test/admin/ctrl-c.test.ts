@@ -26,6 +26,15 @@ interface Outcome {
   readonly output: string;
 }
 
+/** Signals the process group; a group already gone (a clean stop before a later copy) is no error. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
 /** Starts `command` in a process group of its own, waits for the demo's banner, then SIGINTs the group (`copies` times, 20 ms apart). */
 function ctrlC(command: string, args: readonly string[], copies = 1): Promise<Outcome> {
   return new Promise((resolve, reject) => {
@@ -36,13 +45,13 @@ function ctrlC(command: string, args: readonly string[], copies = 1): Promise<Ou
       output += chunk.toString('utf8');
       if (!sent && output.includes('Ctrl-C stops it')) {
         sent = true;
-        for (let i = 0; i < copies; i++) setTimeout(() => process.kill(-child.pid!, 'SIGINT'), 300 + 20 * i);
+        for (let i = 0; i < copies; i++) setTimeout(() => signalGroup(child.pid!, 'SIGINT'), 300 + 20 * i);
       }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     const guard = setTimeout(() => {
-      process.kill(-child.pid!, 'SIGKILL');
+      signalGroup(child.pid!, 'SIGKILL');
       reject(new Error(`no exit within 100 s; output: ${output.slice(-2_000)}`));
     }, 100_000);
     child.on('error', reject);
