@@ -1,20 +1,11 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { afterEach } from 'vitest';
+import { reapChildrenAfterEach } from '../support/reap-children.js';
 import { projectRoot } from '../support/run-script.js';
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
-const spawned = new Set<Child>();
-afterEach(async () => {
-  for (const child of spawned) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('close', resolve));
-    }
-  }
-  spawned.clear();
-});
+const spawned = reapChildrenAfterEach<Child>();
 
 export interface PeerProcess {
   readonly child: Child;

@@ -1,19 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { afterEach } from 'vitest';
+import { reapChildrenAfterEach } from '../support/reap-children.js';
 import { projectRoot } from '../support/run-script.js';
 import { sleep } from '../support/systems.js';
 import { SECRET } from './support.js';
 
-const spawned = new Set<ChildProcess>();
-afterEach(async () => {
-  for (const child of spawned) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('close', resolve));
-    }
-  }
-  spawned.clear();
-});
+const spawned = reapChildrenAfterEach<ChildProcess>();
 
 /** A node running the cluster services in its own OS process (test/nodes/fixtures/cluster-node.ts), driven over IPC. */
 export interface ClusterPeer {

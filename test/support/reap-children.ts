@@ -1,0 +1,20 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterEach } from 'vitest';
+
+/**
+ * A set the caller adds its child processes to: after each test, every one still running is
+ * SIGKILLed and awaited, so a failed test leaves no process behind.
+ */
+export function reapChildrenAfterEach<C extends ChildProcess>(): Set<C> {
+  const spawned = new Set<C>();
+  afterEach(async () => {
+    for (const child of spawned) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await new Promise((resolve) => child.once('close', resolve));
+      }
+    }
+    spawned.clear();
+  });
+  return spawned;
+}
