@@ -8,14 +8,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OutsideTransaction, outsideTransaction, type Database } from '../../src/data/index.js';
+import type { ActorSystem } from '../../src/actors/index.js';
 import { BACKENDS, openForEachTest } from './backends.js';
 
 describe.each(BACKENDS)('a plain db write inside db.transaction on $name', (backend) => {
   let db: Database;
+  let system: ActorSystem;
   openForEachTest(
     backend,
-    async (opened) => {
+    async (opened, opener) => {
       db = opened.db;
+      system = opener;
       await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL)');
     },
     { sqlite: { acquireTimeoutMs: 5_000 } },
@@ -56,6 +59,31 @@ describe.each(BACKENDS)('a plain db write inside db.transaction on $name', (back
       expect(await labels()).toEqual(['committed']);
     });
     expect(await labels()).toEqual(['committed', 'pending']);
+  });
+
+  it('is still refused in a transaction that outlives another one, and again in the next transaction', async () => {
+    // The scope storage is switched off when the last live callback settles: one settling must not
+    // switch it off under another that is still running.
+    let releaseOuter!: () => void;
+    const outerMayFinish = new Promise<void>((resolve) => (releaseOuter = resolve));
+    let refused: unknown;
+    const outer = db.transaction(async (tx) => {
+      await tx.query("INSERT INTO items VALUES (1, 'outer')");
+      await outerMayFinish;
+      refused = await db.query("INSERT INTO items VALUES (2, 'on db')").catch((error: unknown) => error);
+    });
+    // A short transaction of another database settles while the first still runs.
+    const other = await BACKENDS.find((b) => b.name === 'sqlite')!.open(system);
+    try {
+      await other.db.transaction(async (tx) => void (await tx.query('CREATE TABLE t (x INTEGER)')));
+    } finally {
+      await other.dispose();
+    }
+    releaseOuter();
+    await outer;
+    expect(refused).toBeInstanceOf(OutsideTransaction);
+    await expect(db.transaction(async () => void (await db.query("INSERT INTO items VALUES (3, 'on db')")))).rejects.toBeInstanceOf(OutsideTransaction);
+    expect(await labels()).toEqual(['outer']);
   });
 
   it('ends with the callback, and outsideTransaction() marks an independent write', async () => {
