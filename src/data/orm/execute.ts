@@ -50,9 +50,21 @@ export interface HealedError {
   healRecord?: object;
 }
 
-export async function exec<R extends Row = Row>(scope: Scope, meta: ModelMeta, sql: string, params: readonly Value[], options?: QueryOptions): Promise<Result<R>> {
+/**
+ * Not async: without a healer the driver's own promise is returned as it is. An async frame here
+ * would add two promises and two microtask hops to every ORM statement that the raw client does
+ * not pay (more with promise hooks on, inside a transaction).
+ */
+export function exec<R extends Row = Row>(scope: Scope, meta: ModelMeta, sql: string, params: readonly Value[], options?: QueryOptions): Promise<Result<R>> {
   const healer = scope.shared.healer;
-  if (healer === undefined) return scope.q.query<R>(sql, params, scope.ctx, options);
+  if (healer === undefined) {
+    try {
+      return scope.q.query<R>(sql, params, scope.ctx, options);
+    } catch (error) {
+      // A driver that throws synchronously (a bad option) still fails as a rejection, as before.
+      return Promise.reject(error);
+    }
+  }
   return execHealing<R>(scope, healer, meta, sql, params, options);
 }
 
