@@ -150,7 +150,7 @@ async function runSpecs(list: readonly CaseSpec[], mode: string, rows: Row[]): P
   return failed;
 }
 
-async function seedPostgres(system: ActorSystem, server: BenchServer, data: Dataset): Promise<void> {
+export async function seedPostgres(system: ActorSystem, server: BenchServer, data: Dataset): Promise<void> {
   const db = await createPostgresPool(system, { host: server.host, port: server.port, user: server.user, database: server.database, min: 1, max: 1 });
   try {
     for (const model of MODELS) for (const statement of POSTGRES.createTableStatements(model.meta)) await db.query(statement);
@@ -164,7 +164,7 @@ async function seedPostgres(system: ActorSystem, server: BenchServer, data: Data
   }
 }
 
-function seedSqlite(file: string, data: Dataset): void {
+export function seedSqlite(file: string, data: Dataset): void {
   const db = new BetterSqlite3(file);
   try {
     db.pragma('journal_mode = WAL');
