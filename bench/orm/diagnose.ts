@@ -1,0 +1,123 @@
+/**
+ * The ORM against Molo's raw client outside the suite, for finding where a gap comes from:
+ *
+ *   npx tsx bench/orm/diagnose.ts pair [pg|sqlite] [workload,...] [rounds]
+ *     many short paired rounds, ORM and raw back to back in alternating order; prints the median
+ *     of the per-round time ratios. On a loaded machine the suite's few long rounds spread by 50 %
+ *     or more, so an overhead of a few percent needs the pairing to show.
+ *   node --cpu-prof --import tsx bench/orm/diagnose.ts one [pg|sqlite] workload [molo|molo-raw] [seconds]
+ *     one implementation of one workload in a loop, for a CPU profile of the real path (server and
+ *     worker included), which overhead.ts (no database) cannot show; prints ops/s and CPU µs/op.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ActorSystem } from '../../src/actors/index.js';
+import type { Database } from '../../src/data/database.js';
+import { createPostgresPool } from '../../src/data/postgres.js';
+import { openSqlite } from '../../src/data/sqlite/index.js';
+import { createBenchServer } from '../data/server.js';
+import { moloOrmWork, moloRawWork } from './molo-impl.js';
+import { seedPostgres, seedSqlite } from './suite.js';
+import type { OrmWork } from './work.js';
+
+const DATA = { authors: 1_000, postsPerAuthor: 5, commentsPerPost: 2 };
+const POSTS = DATA.authors * DATA.postsPerAuthor;
+const BATCH: Record<string, number> = { insert: 1_000, select_pk: 1_000, pages: 20, eager: 1, insert_awaited: 200, select_pk_awaited: 500, bulk_insert: 1_000 };
+const scattered = (i: number): number => ((i * 1_000_003) % POSTS) + 1;
+
+const STEPS: Readonly<Record<string, (work: OrmWork, n: number) => Promise<number>>> = {
+  insert: (work, n) => work.insert(n),
+  select_pk: (work, n) => work.selectByKey(n, scattered),
+  pages: (work, n) => work.pages(n),
+  eager: (work, n) => work.eager(n, DATA.authors),
+  insert_awaited: (work, n) => work.insertAwaited(n),
+  select_pk_awaited: (work, n) => work.selectByKeyAwaited(n, scattered),
+  bulk_insert: (work, n) => work.bulkInsert(n),
+};
+
+function step(work: OrmWork, workload: string, n: number): Promise<number> {
+  const run = STEPS[workload];
+  if (run === undefined) throw new Error(`unknown workload ${workload} (one of ${Object.keys(STEPS).join(', ')})`);
+  return run(work, n);
+}
+
+/** Milliseconds of one batch (the insert table emptied first, untimed). */
+async function timed(work: OrmWork, workload: string, n: number): Promise<number> {
+  if (workload.includes('insert')) await work.resetInsert();
+  const start = performance.now();
+  await step(work, workload, n);
+  return performance.now() - start;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const pct = (x: number): string => `${((x - 1) * 100).toFixed(1)}%`;
+
+async function pair(backend: string, orm: OrmWork, raw: OrmWork, workloads: string[], rounds: number): Promise<void> {
+  for (const workload of workloads) {
+    const n = BATCH[workload] ?? 100;
+    for (let i = 0; i < 3; i++) for (const work of [orm, raw]) await timed(work, workload, n);
+    const ratios: number[] = [];
+    const ormMs: number[] = [];
+    const rawMs: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const ormFirst = round % 2 === 0;
+      const a = await timed(ormFirst ? orm : raw, workload, n);
+      const b = await timed(ormFirst ? raw : orm, workload, n);
+      const [o, r] = ormFirst ? [a, b] : [b, a];
+      ormMs.push(o);
+      rawMs.push(r);
+      ratios.push(o / r);
+    }
+    console.log(`${backend}_${workload}`.padEnd(26), `ORM over raw: median of paired ratios ${pct(median(ratios))}, ratio of medians ${pct(median(ormMs) / median(rawMs))} (n=${n}, ${rounds} pairs)`);
+  }
+}
+
+async function loop(label: string, work: OrmWork, workload: string, seconds: number): Promise<void> {
+  const n = BATCH[workload] ?? 100;
+  for (let i = 0; i < 3; i++) await timed(work, workload, n);
+  const until = performance.now() + seconds * 1_000;
+  let ops = 0;
+  let busy = 0;
+  const cpu = process.cpuUsage();
+  while (performance.now() < until) {
+    busy += await timed(work, workload, n);
+    ops += n;
+  }
+  const used = process.cpuUsage(cpu);
+  console.log(`${label}: ${Math.round((ops / busy) * 1_000)} ops/s, ${((used.user + used.system) / ops).toFixed(1)} µs CPU/op (main thread + workers)`);
+}
+
+const [mode = 'pair', backend = 'sqlite', ...rest] = process.argv.slice(2);
+const system = new ActorSystem();
+const cleanups: (() => Promise<void>)[] = [];
+try {
+  let open: () => Promise<Database>;
+  if (backend === 'pg') {
+    const server = await createBenchServer(1);
+    cleanups.push(() => server.drop());
+    await seedPostgres(system, server, DATA);
+    open = () => createPostgresPool(system, { host: server.host, port: server.port, user: server.user, database: server.database, min: 4, max: 4 });
+  } else {
+    const dir = await mkdtemp(join(tmpdir(), 'molo-orm-diagnose-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'orm.db');
+    seedSqlite(file, DATA);
+    open = () => openSqlite(system, { file });
+  }
+  const opened = async (make: typeof moloOrmWork): Promise<OrmWork> => {
+    const work = make(await open(), DATA.authors);
+    cleanups.unshift(() => work.close());
+    return work;
+  };
+  if (mode === 'one') {
+    const [workload = 'select_pk', impl = 'molo', seconds = '5'] = rest;
+    await loop(`${backend} ${workload} ${impl}`, await opened(impl === 'molo' ? moloOrmWork : moloRawWork), workload, Number(seconds));
+  } else {
+    const [workloads = Object.keys(STEPS).join(','), rounds = '30'] = rest;
+    await pair(backend, await opened(moloOrmWork), await opened(moloRawWork), workloads.split(','), Number(rounds));
+  }
+} finally {
+  for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  await system.shutdown();
+}
