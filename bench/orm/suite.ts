@@ -5,7 +5,7 @@
  * 1k filtered pages of 100 rows with a join; eager loading of authors → posts → comments over 1k
  * parents; and as a request handler calls it, each call awaited before the next: 2k single-row
  * inserts (autocommit) and 5k selects by key; plus a bulk insert of 10k rows (insertMany /
- * queryMany / drizzle's multi-row VALUES). drizzle runs twice where it can: its default API and
+ * the ORM's chunked INSERTs on the raw client / drizzle's multi-row VALUES). drizzle runs twice where it can: its default API and
  * `.prepare()`d statements. Measured with bench/data's interleaved rounds (the median round counts, spread reported).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
