@@ -5,11 +5,13 @@
  *     many short paired rounds, ORM and raw back to back in alternating order; prints the median
  *     of the per-round time ratios. On a loaded machine the suite's few long rounds spread by 50 %
  *     or more, so an overhead of a few percent needs the pairing to show.
- *   node --cpu-prof --import tsx bench/orm/diagnose.ts one [pg|sqlite] workload [molo|molo-raw] [seconds]
- *     one implementation of one workload in a loop, for a CPU profile of the real path (server and
- *     worker included), which overhead.ts (no database) cannot show; prints ops/s and CPU µs/op.
+ *   MOLO_PROFILE=out.cpuprofile npx tsx bench/orm/diagnose.ts one [pg|sqlite] workload [molo|molo-raw] [seconds]
+ *     one implementation of one workload in a loop; prints the operations, ops/s and CPU µs/op, and
+ *     with MOLO_PROFILE a main-thread CPU profile of the timed loop alone: the real path (server and
+ *     worker included), which overhead.ts (no database) cannot show.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ActorSystem } from '../../src/actors/index.js';
@@ -73,9 +75,29 @@ async function pair(backend: string, orm: OrmWork, raw: OrmWork, workloads: stri
   }
 }
 
+/** A CPU profile of the main thread over the timed loop only (no start-up, no seeding), written to `file`. */
+async function profiled<T>(file: string | undefined, body: () => Promise<T>): Promise<T> {
+  if (file === undefined) return body();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await body();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 async function loop(label: string, work: OrmWork, workload: string, seconds: number): Promise<void> {
   const n = BATCH[workload] ?? 100;
   for (let i = 0; i < 3; i++) await timed(work, workload, n);
+  await profiled(process.env.MOLO_PROFILE, () => timedLoop(label, work, workload, n, seconds));
+}
+
+async function timedLoop(label: string, work: OrmWork, workload: string, n: number, seconds: number): Promise<void> {
   const until = performance.now() + seconds * 1_000;
   let ops = 0;
   let busy = 0;
@@ -85,7 +107,7 @@ async function loop(label: string, work: OrmWork, workload: string, seconds: num
     ops += n;
   }
   const used = process.cpuUsage(cpu);
-  console.log(`${label}: ${Math.round((ops / busy) * 1_000)} ops/s, ${((used.user + used.system) / ops).toFixed(1)} µs CPU/op (main thread + workers)`);
+  console.log(`${label}: ${ops} ops, ${Math.round((ops / busy) * 1_000)} ops/s, ${((used.user + used.system) / ops).toFixed(1)} µs CPU/op (main thread + workers)`);
 }
 
 const [mode = 'pair', backend = 'sqlite', ...rest] = process.argv.slice(2);
