@@ -61,7 +61,10 @@ function crossLinks(a: Node, remote: Ref): { hub: number; peer: number } {
 
 const messageOf = (reason: ExitReason): string => (reason as Error).message;
 
-describe.each(['thread', 'process'] as const)('links between a %s-placed actor and a remote actor', (placement) => {
+/** Each test starts a node process and hosts (process hosts load tsx): slow on a loaded machine. */
+const SLOW = { timeout: 45_000 };
+
+describe.each(['thread', 'process'] as const)('links between a %s-placed actor and a remote actor', SLOW, (placement) => {
   it('the placed actor links: a remote crash kills it; a remote kill reaches it trapped as killed; its own crash kills the remote one', async () => {
     const { a, b } = await cluster();
     const [r1, r2, r3] = [await remoteProbe(a, b.name), await remoteProbe(a, b.name), await remoteProbe(a, b.name)];
@@ -205,7 +208,31 @@ describe.each(['thread', 'process'] as const)('links between a %s-placed actor a
   });
 });
 
-describe('a lost node or link', () => {
+describe('placed actors on both nodes', SLOW, () => {
+  it('an actor placed in a thread here and one in a thread there: the link carries exits both ways', async () => {
+    const { a, b } = await cluster();
+    const there = (await a.spawn(b.name, probe({ trapExit: true }), { placement: 'thread' }))!;
+    const doomedThere = (await a.spawn(b.name, probe(), { placement: 'thread' }))!;
+    // Placed in hosts there: not of b's main system.
+    const echo = (await a.whereis('echo', b.name))!;
+    expect([there.creation, doomedThere.creation]).not.toContain(echo.creation);
+    const here = await a.system.spawnPlaced(probe(), { placement: 'thread' });
+    expect(await ask(a, here, { link: doomedThere })).toBe('linked');
+    expect(await ask(a, there, { link: here })).toBe('linked');
+    await Promise.all([ask(a, doomedThere, 'ping'), ask(a, here, 'ping')]);
+    // Linked from here, the actor there crashes: the one here dies of it; the trapping one there sees that.
+    const hereExit = a.system.exited(here);
+    await ask(a, doomedThere, { crash: 'boom there' }).catch(() => {});
+    expect(messageOf(await hereExit)).toBe('boom there');
+    const [exit] = await exitsOf(a, there, 1);
+    expect(exit!.from.equals(here)).toBe(true);
+    expect(messageOf(exit!.reason)).toBe('boom there');
+    a.system.exit(there, 'kill');
+    await a.system.exited(there);
+  });
+});
+
+describe('a lost node or link', SLOW, () => {
   it('node SIGKILLed: a trapping placed actor gets EXIT noconnection, a plain one exits with noconnection', async () => {
     const { a, b } = await cluster();
     const r1 = await remoteProbe(a, b.name);
