@@ -59,6 +59,13 @@ function crossLinks(a: Node, remote: Ref): { hub: number; peer: number } {
   return { hub: hub?.remoteCounts.links ?? 0, peer: peer.remoteCounts?.links ?? 0 };
 }
 
+/** Kills `refs` and waits for each exit. */
+async function killAll(a: Node, ...refs: Ref[]): Promise<void> {
+  const exits = refs.map((ref) => a.system.exited(ref));
+  for (const ref of refs) a.system.exit(ref, 'kill');
+  await Promise.all(exits);
+}
+
 const messageOf = (reason: ExitReason): string => (reason as Error).message;
 
 /** Each test starts a node process and hosts (process hosts load tsx): slow on a loaded machine. */
@@ -92,8 +99,7 @@ describe.each(['thread', 'process'] as const)('links between a %s-placed actor a
     expect(messageOf(await remoteExit)).toBe('placed boom');
 
     await eventually(() => crossLinks(a, r1).hub === 0 && crossLinks(a, r1).peer === 0, 5_000, 'link bookkeeping released');
-    a.system.exit(trapping, 'kill');
-    await a.system.exited(trapping);
+    await killAll(a, trapping);
   });
 
   it('the remote actor links: the placed actor exits abnormally, a trapping remote gets EXIT; a remote stop reaches a trapping placed actor', async () => {
@@ -124,9 +130,7 @@ describe.each(['thread', 'process'] as const)('links between a %s-placed actor a
     expect(stopped!.from.equals(stopping)).toBe(true);
     expect(stopped!.reason).toEqual({ shutdown: { why: 'done' } });
 
-    a.system.exit(trapping, 'kill');
-    a.system.exit(watcher, 'kill');
-    await a.system.exited(trapping);
+    await killAll(a, trapping, watcher);
     await eventually(() => crossLinks(a, watcher).hub === 0 && crossLinks(a, watcher).peer === 0, 5_000, 'link bookkeeping released');
   });
 
@@ -163,8 +167,7 @@ describe.each(['thread', 'process'] as const)('links between a %s-placed actor a
     a.system.exit(r2, 'kill');
     const [exit] = await exitsOf(a, placed, 1);
     expect(exit!.from.equals(r2)).toBe(true);
-    a.system.exit(placed, 'kill');
-    await a.system.exited(placed);
+    await killAll(a, placed);
   });
 
   it('a dead host: remote actors linked to its actors get the reason local linked actors get', async () => {
@@ -227,8 +230,7 @@ describe('placed actors on both nodes', SLOW, () => {
     const [exit] = await exitsOf(a, there, 1);
     expect(exit!.from.equals(here)).toBe(true);
     expect(messageOf(exit!.reason)).toBe('boom there');
-    a.system.exit(there, 'kill');
-    await a.system.exited(there);
+    await killAll(a, there);
   });
 });
 
@@ -254,8 +256,7 @@ describe('a lost node or link', SLOW, () => {
     const [again] = await exitsOf(a, trapping, 1);
     expect(again).toMatchObject({ reason: 'noconnection' });
     expect(again!.from.equals(r2)).toBe(true);
-    a.system.exit(trapping, 'kill');
-    await a.system.exited(trapping);
+    await killAll(a, trapping);
   });
 
   it('link dropped (disconnect): both the placed actor and the remote actor see noconnection', async () => {
@@ -274,9 +275,7 @@ describe('a lost node or link', SLOW, () => {
     const [seen] = await exitsOf(a, remote, 1);
     expect(seen!.from.equals(placed)).toBe(true);
     expect(seen!.reason).toBe('noconnection');
-    a.system.exit(placed, 'kill');
-    a.system.exit(remote, 'kill');
-    await a.system.exited(placed);
+    await killAll(a, placed, remote);
   });
 });
 
@@ -310,8 +309,7 @@ describe('trust', () => {
     expect(localExit!.from.equals(local)).toBe(true);
     expect(localExit!.reason).toBe('killed');
     expect(a.isConnected(peer.name)).toBe(true);
-    a.system.exit(placed, 'kill');
-    await a.system.exited(placed);
+    await killAll(a, placed);
     peer.socket.destroy();
   });
 });
