@@ -1,4 +1,4 @@
-import { logReport } from '../telemetry/reports.js';
+import { logReport, reportLevel } from '../telemetry/reports.js';
 import {
   CallRequest,
   ExitMessage,
@@ -521,6 +521,8 @@ export class SupervisorRunner implements ActorBehaviour {
 
   #report(event: string, record: ChildRecord, reason: ExitReason | undefined, extra?: Record<string, unknown>): void {
     const observer = this.#ctx.system.observer;
+    // Building the fields looks up names and formats reasons: skip it when nothing would take them.
+    if (observer?.report === undefined && !this.#ctx.log.isLevelEnabled(reportLevel(event))) return;
     const fields = {
       supervisor: this.#ctx.self.toString(),
       supervisorName: this.#ctx.system.info(this.#ctx.self)?.name,
