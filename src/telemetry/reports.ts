@@ -20,6 +20,7 @@ export function logReport(logger: Logger, event: string, fields: Readonly<Record
   logger[reportLevel(event)]({ event, ...fields }, event);
 }
 
+/** The level a report event is logged at: callers check it before building the fields. */
 export function reportLevel(event: string): LogLevel {
   return REPORT_LEVELS[event] ?? 'info';
 }
