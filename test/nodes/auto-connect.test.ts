@@ -6,11 +6,11 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DownMessage, ExitMessage, Ref, type ExitReason } from '../../src/actors/index.js';
+import { Ref } from '../../src/actors/index.js';
 import { NodeAutoConnectLimit, NodeDown, NodeLinkFull, type Node } from '../../src/nodes/index.js';
 import { eventually, sleep } from '../support/systems.js';
 import { peerProcess } from './child.js';
-import { SECRET, testNode } from './support.js';
+import { monitorAndLink, SECRET, testNode } from './support.js';
 
 /** A TCP server that counts connections and holds them silent (or, with `close`, drops them at once). */
 async function counting(close: boolean): Promise<{ server: Server; port: number; connections: () => number }> {
@@ -93,16 +93,7 @@ describe('auto-connect', () => {
   it('a node where nothing listens: send counted, call NodeDown within the bound, monitor and link noconnection', async () => {
     const a = await testNode('a', { handshakeTimeoutMs: 1_000 });
     const far = new Ref(`far@127.0.0.1:${await closedPort()}`, 3, 12345);
-    const reasons: ExitReason[] = [];
-    const actor = a.system.spawn(
-      (message, ctx) => {
-        if (message === 'go') {
-          ctx.monitor(far);
-          ctx.link(far);
-        } else if (message instanceof DownMessage || message instanceof ExitMessage) reasons.push(message.reason);
-      },
-      { trapExit: true },
-    );
+    const { actor, reasons } = monitorAndLink(a, far);
     a.system.send(far, 'lost');
     a.system.send(actor, 'go');
     const started = Date.now();
