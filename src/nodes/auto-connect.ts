@@ -31,6 +31,8 @@ export interface AutoConnectSettings {
   readonly backoffMinMs: number;
   readonly backoffMaxMs: number;
   readonly fullPolicy: FullPolicy;
+  /** The node's `allow` list, if any: no other node is auto-connected. */
+  readonly allow: ReadonlySet<string> | undefined;
 }
 
 /** What the node does for auto-connect. */
@@ -159,7 +161,8 @@ export class AutoConnect implements Router {
   #entry(node: string, start: boolean): Pending | 'limited' | undefined {
     const existing = this.#pending.get(node);
     if (existing !== undefined || !start) return existing;
-    if (!this.settings.enabled || this.#stopped || node === this.host.name) return undefined;
+    const { enabled, allow } = this.settings;
+    if (!enabled || this.#stopped || node === this.host.name || (allow !== undefined && !allow.has(node))) return undefined;
     const backoff = this.#backoff.get(node);
     if (backoff !== undefined && Date.now() < backoff.until) {
       this.#counts.backedOff++;

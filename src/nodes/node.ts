@@ -109,6 +109,7 @@ export class Node {
       backoffMinMs: options.reconnectMinMs,
       backoffMaxMs: options.reconnectMaxMs,
       fullPolicy: options.fullPolicy,
+      allow: options.allow,
     }, { name, dial: (node) => void this.#dial(node) }, this.#refs);
     system.setRemoteRouter(this.#auto);
     const kernel = startNetKernel(system, options.remoteSpawn);

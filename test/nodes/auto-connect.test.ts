@@ -132,6 +132,18 @@ describe('auto-connect', () => {
     await eventually(() => a.stats().unconnectedSends === calls);
   });
 
+  it('a node with allow auto-connects only to the nodes it lists', async () => {
+    const dropper = await counting(true);
+    const listed = `listed@127.0.0.1:${dropper.port}`;
+    const a = await testNode('a', { allow: [listed] });
+    a.system.send(new Ref(`other@127.0.0.1:${dropper.port}`, 3, 1), 'x');
+    expect(a.stats().unconnectedSends).toBe(1);
+    a.system.send(new Ref(listed, 3, 1), 'x');
+    await eventually(() => a.stats().autoConnect.failed === 1);
+    expect(a.stats().autoConnect.attempts).toBe(1);
+    expect(dropper.connections()).toBe(1);
+  });
+
   it('hostile refs: attempts at once are capped (NodeAutoConnectLimit), a full pending buffer drops sends and refuses calls', async () => {
     const a = await testNode('a', { handshakeTimeoutMs: 1_000, maxPendingAutoConnects: 2, autoConnectPendingCount: 5 });
     const silent = await counting(false);
