@@ -370,34 +370,36 @@ export abstract class RouterCore implements Router {
   }
 
   #serveCall(origin: number, id: number, to: Ref, request: unknown, timeoutMs: number): void {
-    const answer = (ok: boolean, value: unknown): void => {
-      if (!this.reachable(origin)) return;
-      try {
-        this.post(origin, [FrameKind.Reply, id, ok, value]);
-      } catch (error) {
-        // A reply over the cap (or unencodable) fails the call on the caller's side, typed.
-        try {
-          this.post(origin, [FrameKind.Reply, id, false, callFailure(error)]);
-        } catch {
-          this.stats.framesDropped++;
-        }
-      }
-    };
     if (!this.accepts(to)) {
-      answer(false, ['noproc'] satisfies CallFailure);
+      this.#answer(origin, id, false, ['noproc'] satisfies CallFailure);
       return;
     }
-    let reply: Promise<unknown>;
     try {
-      reply = this.system.call(to, request, timeoutMs);
+      // Settled by callbacks rather than a promise: the reply is posted from the replier's stack.
+      this.system.callFor(
+        to,
+        request,
+        timeoutMs,
+        (value) => this.#answer(origin, id, true, value),
+        (error) => this.#answer(origin, id, false, callFailure(error)),
+      );
     } catch (error) {
-      answer(false, callFailure(error));
-      return;
+      this.#answer(origin, id, false, callFailure(error));
     }
-    reply.then(
-      (value) => answer(true, value),
-      (error: unknown) => answer(false, callFailure(error)),
-    );
+  }
+
+  #answer(origin: number, id: number, ok: boolean, value: unknown): void {
+    if (!this.reachable(origin)) return;
+    try {
+      this.post(origin, [FrameKind.Reply, id, ok, value]);
+    } catch (error) {
+      // A reply over the cap (or unencodable) fails the call on the caller's side, typed.
+      try {
+        this.post(origin, [FrameKind.Reply, id, false, callFailure(error)]);
+      } catch {
+        this.stats.framesDropped++;
+      }
+    }
   }
 
   #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {

@@ -95,4 +95,6 @@ export interface RoutedSystem extends ActorRuntime {
   linkCells(cell: ActorCell, target: Ref): void;
   unlinkCells(cell: ActorCell, target: Ref): void;
   watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void;
+  /** A call served for another side: settles through `resolve` or `reject` (a local callee needs no promise). */
+  callFor(target: Ref, request: unknown, timeoutMs: number | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void;
 }
