@@ -3,8 +3,9 @@
  *
  * One `call` carries a batch: every request issued on the main thread in the same tick (up to a cap),
  * in columns (BatchFrame), run by the worker in order and answered by one ReplyFrame, also in
- * columns. Short keys and typed arrays keep the msgpack frames small and cheap to build on both
- * sides; both sides import only types from here, plus the op and answer numbers.
+ * columns. Short keys and flat arrays of numbers keep the frames small and cheap to build and to
+ * clone on both sides (plain arrays, not typed ones: see batch.ts); both sides import only types
+ * from here, plus the op and answer numbers.
  */
 
 import type { FieldInfo } from '../values.js';
@@ -43,27 +44,27 @@ export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
 export type SqliteParam = null | number | bigint | string | Buffer | Uint8Array;
 
 /**
- * One batch, columnar: typed arrays cross the hop as raw bytes, each distinct SQL text once, and
+ * One batch, columnar: one array of numbers per column, each distinct SQL text once, and
  * the parameters of every statement in one flat array, so a batch of thousands of statements costs
  * a few large copies rather than thousands of small objects on either side.
  */
 export interface BatchFrame {
   /** Op kind per op. */
-  readonly k: Uint8Array;
+  readonly k: number[];
   /** Query/StreamOpen: slot of its SQL in `t`; other ops: index of their arguments in `x`. */
-  readonly s: Int32Array;
+  readonly s: number[];
   /** The distinct SQL texts of the batch. */
   readonly t: string[];
   /** Parameters of every Query/StreamOpen, in op order. */
   readonly p: SqliteParam[];
   /** Parameter count per op. */
-  readonly n: Uint16Array;
+  readonly n: number[];
   /** Deadline per op (ms since the epoch): past it, the op does not run. */
-  readonly d: Float64Array;
+  readonly d: number[];
   /** maxRows (Query) or batch size (StreamOpen) per op. */
-  readonly m: Int32Array;
+  readonly m: number[];
   /** Lease per op. */
-  readonly l: Int32Array;
+  readonly l: number[];
   /** Arguments of the other ops. */
   readonly x: unknown[][];
 }
@@ -79,11 +80,11 @@ export const Answer = {
 
 /** The reply to a batch, columnar like the batch. */
 export interface ReplyFrame {
-  readonly k: Uint8Array;
+  readonly k: number[];
   /** Affected rows per op (statements). */
-  readonly a: Float64Array;
+  readonly a: number[];
   /** Last insert rowid per op; NaN: none. Beyond 2^53 it is in `b`. */
-  readonly i: Float64Array;
+  readonly i: number[];
   /** Values of the ops answered with Answer.Value, in op order. */
   readonly v: unknown[];
   /** Per SQL slot: the command tag's verb ('' if it never compiled). */
