@@ -127,12 +127,19 @@ export class WorkerChannel {
     this.#queuedOne(batch, request);
   }
 
-  /** Queues any other op. Throws QueueFull when the cap is reached. */
-  op(request: Request, kind: number, args: unknown[], argBytes: number, deadline: number, lease: number): void {
+  /**
+   * Queues any other op. Throws QueueFull when the cap is reached. `now`: its batch goes at once
+   * (pipeline slots permitting), so the worker starts on it while the caller prepares the next.
+   */
+  op(request: Request, kind: number, args: unknown[], argBytes: number, deadline: number, lease: number, now = false): void {
     const batch = this.#batchFor(request, argBytes);
     if (batch === undefined) return;
     batch.builder.op(kind, args, argBytes, deadline, lease, request.generation);
     this.#queuedOne(batch, request);
+    if (now && this.#open === batch) {
+      this.#seal();
+      if (this.#batchesInFlight < MAX_BATCHES_IN_FLIGHT) this.#send(true);
+    }
   }
 
   #batchFor(request: Request, bytes: number): Batch | undefined {

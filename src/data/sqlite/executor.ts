@@ -125,6 +125,11 @@ export class Executor {
     return (this.#slots[slot] ??= this.#statement(this.#texts[slot]!));
   }
 
+  /** The cached statement for `sql`, compiled on first use. */
+  statementFor(sql: string): CachedStatement {
+    return this.#statement(sql);
+  }
+
   #statement(sql: string): CachedStatement {
     let entry = this.#statements.get(sql);
     if (entry === undefined) {

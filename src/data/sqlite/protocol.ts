@@ -34,6 +34,8 @@ export const Op = {
   EndLease: 9,
   /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
   Bind: 10,
+  /** x: [sql, params, counts, maxRows]: one statement over many rows (queryMany), row j's `counts[j]` parameters packed one after the other in `params`. */
+  Many: 11,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
 } as const;
@@ -153,6 +155,23 @@ export interface StreamReply {
   readonly z?: boolean;
 }
 
+/**
+ * The rows of an Op.Many, answered together (the first fault instead ends the op, and the
+ * transaction queryMany runs in rolls back): affected rows and insert ids per row as in ReplyFrame.
+ */
+export interface ManyReply {
+  readonly a: number[];
+  readonly i: number[];
+  /** [row, rowid] for rowids beyond 2^53. */
+  readonly b: [number, bigint][];
+  /** Per row: its rows, or where they were parked; absent when no row returned any. */
+  readonly v?: (Record<string, unknown>[] | ParkedRows | undefined)[];
+  /** Rows whose values hold BLOBs. */
+  readonly y: number[];
+  readonly c: string;
+  readonly f: readonly string[] | null;
+}
+
 /** PRAGMA wal_checkpoint's row: busy (1 when it could not finish), WAL frames, frames checkpointed. */
 export interface CheckpointReply {
   readonly busy: number;
@@ -165,7 +184,7 @@ export interface PrepareReply {
   readonly f: readonly string[];
 }
 
-export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | FaultReply | true;
+export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | FaultReply | true;
 
 export function isFault(reply: unknown): reply is FaultReply {
   return typeof reply === 'object' && reply !== null && typeof (reply as FaultReply).x === 'string';
