@@ -5,33 +5,26 @@
  */
 import { Op, type BatchFrame, type SqliteParam } from './protocol.js';
 
+/** Distinct SQL texts a batch finds by scanning before it keeps a map of them. */
+const SCANNED_TEXTS = 8;
+
 /**
- * A column of numbers: a plain array, not a typed one. Structured clone (the direct link) copies a
- * small plain array for much less than a typed array, whose ArrayBuffer it allocates and tracks
- * again on the other thread: seven of them cost an awaited statement some 20 µs of CPU.
+ * The columns are plain arrays of numbers, not typed ones: structured clone (the direct link)
+ * copies a small plain array for much less than a typed array, whose ArrayBuffer it allocates and
+ * tracks again on the other thread (seven of them cost an awaited statement some 20 µs of CPU).
  */
-class Column {
-  readonly data: number[] = [];
-
-  get length(): number {
-    return this.data.length;
-  }
-
-  push(value: number): void {
-    this.data.push(value);
-  }
-}
-
 export class BatchBuilder {
-  readonly kinds = new Column();
-  readonly slots = new Column();
-  readonly counts = new Column();
-  readonly deadlines = new Column();
-  readonly limits = new Column();
-  readonly leases = new Column();
-  readonly generations = new Column();
+  readonly kinds: number[] = [];
+  readonly slots: number[] = [];
+  readonly counts: number[] = [];
+  readonly deadlines: number[] = [];
+  readonly limits: number[] = [];
+  readonly leases: number[] = [];
+  /** Main thread only: the worker generation each op is bound to (0: any). */
+  readonly generations: number[] = [];
   readonly texts: string[] = [];
-  readonly #textSlots = new Map<string, number>();
+  /** Slots by SQL text once a batch has more than a few texts; below that a scan of `texts` is cheaper. */
+  #textSlots: Map<string, number> | undefined;
   readonly params: SqliteParam[] = [];
   readonly args: unknown[][] = [];
   /** Upper bound of the encoded size. */
@@ -43,11 +36,12 @@ export class BatchBuilder {
 
   /** A statement (Query or StreamOpen) whose `count` parameters were just appended to `params`. */
   statement(kind: number, sql: string, count: number, valueBytes: number, limit: number, deadline: number, lease: number, generation: number): void {
-    let slot = this.#textSlots.get(sql);
-    if (slot === undefined) {
+    let slot = this.#slotOf(sql);
+    if (slot < 0) {
       slot = this.texts.length;
       this.texts.push(sql);
-      this.#textSlots.set(sql, slot);
+      if (this.#textSlots !== undefined) this.#textSlots.set(sql, slot);
+      else if (slot >= SCANNED_TEXTS) this.#textSlots = new Map(this.texts.map((text, at) => [text, at]));
       this.bytes += 5 + sql.length * 3;
     }
     this.kinds.push(kind);
@@ -75,23 +69,27 @@ export class BatchBuilder {
 
   /** Bytes a statement would add (its SQL counts once per batch). */
   statementBytes(sql: string, valueBytes: number): number {
-    return 24 + valueBytes + (this.#textSlots.has(sql) ? 0 : 5 + sql.length * 3);
+    return 24 + valueBytes + (this.#slotOf(sql) >= 0 ? 0 : 5 + sql.length * 3);
+  }
+
+  #slotOf(sql: string): number {
+    return this.#textSlots === undefined ? this.texts.indexOf(sql) : (this.#textSlots.get(sql) ?? -1);
   }
 
   skip(index: number): void {
-    this.kinds.data[index] = Op.Skip;
+    this.kinds[index] = Op.Skip;
   }
 
   frame(): BatchFrame {
     return {
-      k: this.kinds.data,
-      s: this.slots.data,
+      k: this.kinds,
+      s: this.slots,
       t: this.texts,
       p: this.params,
-      n: this.counts.data,
-      d: this.deadlines.data,
-      m: this.limits.data,
-      l: this.leases.data,
+      n: this.counts,
+      d: this.deadlines,
+      m: this.limits,
+      l: this.leases,
       x: this.args,
     };
   }
