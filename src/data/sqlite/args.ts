@@ -12,11 +12,7 @@ function int(value: SqliteParam | undefined): SqliteParam | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
 }
 
-/**
- * A statement's parameters: a slice of the batch's flat parameter array, bound without copying it
- * when there are few of them (the common case), as { 1: v1, ... } for `$1`/`?1`/`:1` parameters,
- * which better-sqlite3 binds by name.
- */
+/** One statement's parameters: `count` of them from `params[first]` on. */
 export class Args {
   constructor(
     readonly params: readonly SqliteParam[],
