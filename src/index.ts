@@ -25,6 +25,8 @@ export {
   NodeLinkFull,
   NodeDown,
   NodeStopped,
+  NodeAutoConnectLimit,
+  type AutoConnectStats,
   type NodeOptions as ClusterNodeOptions,
   type NodeEventMessage,
   type NodeStats,

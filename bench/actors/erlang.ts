@@ -58,7 +58,7 @@ export async function startErlang(): Promise<ErlangRuntime | { readonly unavaila
         '+S', '1:1', // one scheduler: Node runs actors on one thread too
         '+P', '2000000', // idle holds 1 M processes (default limit 262,144)
         '-noshell',
-        '-kernel', 'logger_level', 'none', // Molo's supervisor reports nothing without an observer
+        '-kernel', 'logger_level', 'none', // no crash or supervisor reports: Molo's bench systems have logger: false
         '-pa', dir,
         '-eval', `molo_bench:main(["${name}","${quick ? 'quick' : 'full'}"])`,
       ];

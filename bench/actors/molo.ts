@@ -18,6 +18,13 @@ import {
 } from './cases.js';
 import { placedCases } from './molo-placed.js';
 
+/**
+ * The Erlang peer runs with `-kernel logger_level none`, so it prints no crash or supervisor
+ * reports; Molo's systems log none either (`logger: false`), else each restart would time the
+ * three report lines written to stderr rather than the restart.
+ */
+const newSystem = (): ActorSystem => new ActorSystem({ logger: false });
+
 /** A shared behaviour object: an idle actor then costs only its cell, ref and table entry. */
 const IDLE: ActorBehaviour = { name: 'idle', handle() {} };
 
@@ -128,7 +135,7 @@ async function oneForAllTrials(system: ActorSystem, children: number, trials: nu
 export const moloCases: ImplCases = {
   send: (sizes) =>
     throughput('send', 'molo', sizes, async (n) => {
-      const system = new ActorSystem();
+      const system = newSystem();
       let handled = 0;
       const done = signal();
       const ref = system.spawn(
@@ -149,7 +156,7 @@ export const moloCases: ImplCases = {
 
   send_10k: (sizes) =>
     throughput('send_10k', 'molo', sizes, async (n) => {
-      const system = new ActorSystem();
+      const system = newSystem();
       let handled = 0;
       const done = signal();
       const behaviour: ActorBehaviour = {
@@ -169,7 +176,7 @@ export const moloCases: ImplCases = {
 
   call: (sizes) =>
     throughput('call', 'molo', sizes, async (n) => {
-      const system = new ActorSystem();
+      const system = newSystem();
       const server = await GenServer.start(system, () => new Echo());
       const start = now();
       let sum = 0;
@@ -182,7 +189,7 @@ export const moloCases: ImplCases = {
 
   spawn: (sizes) =>
     throughput('spawn', 'molo', sizes, async (n) => {
-      const system = new ActorSystem();
+      const system = newSystem();
       const start = now();
       for (let i = 0; i < n; i++) {
         const ref = system.spawn(IDLE);
@@ -198,7 +205,7 @@ export const moloCases: ImplCases = {
       'molo',
       sizes,
       (n) => {
-        const system = new ActorSystem();
+        const system = newSystem();
         for (let i = 0; i < n; i++) system.spawn(IDLE);
         return system;
       },
@@ -207,17 +214,17 @@ export const moloCases: ImplCases = {
     ),
 
   restart: async (sizes) => {
-    const warm = new ActorSystem();
+    const warm = newSystem();
     await restartSamples(warm, sizes.warmup);
     warm.shutdown();
-    const system = new ActorSystem();
+    const system = newSystem();
     const samples = await restartSamples(system, sizes.n);
     system.shutdown();
     return latencyRow('restart', 'molo', samples, { batch: RESTART_BATCH });
   },
 
   one_for_all: async (sizes) => {
-    const system = new ActorSystem();
+    const system = newSystem();
     await oneForAllTrials(system, sizes.n, sizes.warmup);
     const times = await oneForAllTrials(system, sizes.n, sizes.rounds);
     system.shutdown();

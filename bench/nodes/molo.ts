@@ -84,3 +84,26 @@ export async function callRun(pair: MoloPair, n: number): Promise<Measured> {
   if (sum !== (n * (n - 1)) / 2) throw new Error('wrong replies');
   return { us, bytes: stats() - before };
 }
+
+/** N call round trips from `concurrency` callers at once, N ÷ concurrency each, one after another in each. */
+export async function concurrentCallRun(pair: MoloPair, n: number, concurrency: number): Promise<Measured> {
+  const { node, echo } = pair;
+  const stats = (): number => node.stats().bytesSent + node.stats().bytesReceived;
+  const share = n / concurrency;
+  if (!Number.isInteger(share)) throw new Error(`${n} calls do not split evenly among ${concurrency} callers`);
+  const before = stats();
+  const start = now();
+  const sums = await Promise.all(
+    Array.from({ length: concurrency }, async (_, caller) => {
+      let sum = 0;
+      for (let i = caller * share; i < (caller + 1) * share; i++) {
+        const value = await node.system.call<number>(echo, i);
+        sum += value;
+      }
+      return sum;
+    }),
+  );
+  const us = (now() - start) * 1_000;
+  if (sums.reduce((a, b) => a + b, 0) !== (n * (n - 1)) / 2) throw new Error('wrong replies');
+  return { us, bytes: stats() - before };
+}

@@ -2,26 +2,37 @@
  * `npm run bench -- nodes`: remote send throughput and call round trips between two nodes on
  * loopback (this process and a child process), against Erlang distribution between two local `erl`
  * nodes with the same message shapes (integers; calls echo them). Rows carry bytes per message on
- * the link (sends: one way; calls: both ways). Target: Molo ÷ Erlang ≥ 1 on both.
+ * the link (sends: one way; calls: both ways). `remote_call` has one call outstanding at a time;
+ * `remote_call_concurrent` has 16 callers with one each (Erlang: 16 processes). Target: Molo ÷
+ * Erlang ≥ 1 on each.
  */
 import { formatTable, roundFields, ROUNDS_NOTE, spreadCell, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import { startErlangNodes } from './erlang.js';
-import { callRun, sendRun, startPair, type Measured, type MoloPair } from './molo.js';
+import { callRun, concurrentCallRun, sendRun, startPair, type Measured, type MoloPair } from './molo.js';
 
-const CASES = ['remote_send', 'remote_call'] as const;
+const CASES = ['remote_send', 'remote_call', 'remote_call_concurrent'] as const;
+/** Keep in step with CONCURRENCY in erlang/molo_nodes_bench.erl: callers with a call outstanding each. */
+const CONCURRENCY = 16;
 type CaseName = (typeof CASES)[number];
 
 /** Keep in step with sizes/2 in erlang/molo_nodes_bench.erl: {N, Rounds, Warmup}. */
 const SIZES: Record<CaseName, Record<'full' | 'quick', readonly [number, number, number]>> = {
   remote_send: { full: [1_000_000, 3, 100_000], quick: [100_000, 1, 10_000] },
   remote_call: { full: [20_000, 3, 2_000], quick: [2_000, 1, 200] },
+  remote_call_concurrent: { full: [100_000, 3, 10_000], quick: [10_000, 1, 1_600] },
+};
+
+const RUNS: Record<CaseName, (pair: MoloPair, n: number) => Promise<Measured>> = {
+  remote_send: sendRun,
+  remote_call: callRun,
+  remote_call_concurrent: (pair, n) => concurrentCallRun(pair, n, CONCURRENCY),
 };
 
 const round = (value: number, digits: number): number => Number(value.toFixed(digits));
 
 async function measureMolo(pair: MoloPair, name: CaseName, quick: boolean): Promise<Row> {
   const [n, rounds, warmup] = SIZES[name][quick ? 'quick' : 'full'];
-  const run = name === 'remote_send' ? sendRun : callRun;
+  const run = RUNS[name];
   await run(pair, warmup);
   const runs: Measured[] = [];
   for (let i = 0; i < rounds; i++) runs.push(await run(pair, n));
@@ -84,7 +95,7 @@ export const nodesSuite: Suite = {
       ]),
     );
     const ratioLines = ratios.map(
-      (row) => `${String(row.case).padEnd(12)} ops/s molo÷erlang ${row.vs_erlang === null ? 'n/a' : `${String(row.vs_erlang)}x`} [target ≥ 1: ${row.met ? 'met' : 'MISSED'}]`,
+      (row) => `${String(row.case).padEnd(22)} ops/s molo÷erlang ${row.vs_erlang === null ? 'n/a' : `${String(row.vs_erlang)}x`} [target ≥ 1: ${row.met ? 'met' : 'MISSED'}]`,
     );
     const errors = rows.filter((row) => typeof row.error === 'string').map((row) => `${row.case} ${row.impl}: ${String(row.error)}`);
     const version = 'unavailable' in erlang ? `Erlang unavailable: ${erlang.unavailable}` : `Erlang ${erlang.version}, two VMs, erl +S 1:1, inet_tcp_dist`;

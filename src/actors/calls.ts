@@ -38,6 +38,28 @@ export class Calls {
       call._resolve = resolve;
       call._reject = reject;
     });
+    this.#deliver(cell, call, timeout);
+    return promise;
+  }
+
+  /**
+   * A call to a local actor that settles through `resolve` or `reject` instead of a promise: for
+   * calls served on behalf of another system, whose answer is a frame, not a continuation.
+   */
+  openWith(cell: ActorCell, request: unknown, timeoutMs: number | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+    if (cell.flags & CellFlag.RUNNING) {
+      reject(new CallingSelf(cell.self));
+      return;
+    }
+    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
+    const call = new CallRequest(request, cell.self);
+    call._resolve = resolve;
+    call._reject = reject;
+    this.#deliver(cell, call, timeout);
+  }
+
+  /** Lists, times and delivers an opened call; a refused delivery fails it at once. */
+  #deliver(cell: ActorCell, call: CallRequest, timeout: number): void {
     call._settle = this.settle;
     const head = cell.calls;
     if (head !== null) {
@@ -53,7 +75,6 @@ export class Calls {
     } catch (error) {
       this.settle(call, false, error);
     }
-    return promise;
   }
 
   /**

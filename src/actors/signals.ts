@@ -50,10 +50,18 @@ export class ExitSignals {
     else if (reason !== 'normal') this.host.terminateCell(cell, reason);
   }
 
-  /** A linked actor elsewhere exited: `target` drops the link and gets the signal, if still linked. */
+  /**
+   * A linked actor elsewhere exited: `target` drops the link and gets the signal, if still linked.
+   * A `target` elsewhere too is a link this system relays (a placed actor's with another node's
+   * actor): the signal goes on to its route.
+   */
   linkExit(target: Ref, from: Ref, reason: ExitReason): void {
     const cell = target._cell as ActorCell | undefined;
-    if (cell === undefined || cell.links === null || !cell.links.delete(from)) return;
+    if (cell === undefined) {
+      this.host.routeOf(target)?.linkExited(target, from, reason);
+      return;
+    }
+    if (cell.links === null || !cell.links.delete(from)) return;
     this.linkSignal(cell, from, reason);
   }
 
@@ -65,7 +73,7 @@ export class ExitSignals {
       const router = this.host.routeOf(target);
       if (router !== undefined) {
         (cell.links ??= new Set()).add(target);
-        router.link(cell, target);
+        router.link(cell.self, target);
         return;
       }
       this.linkSignal(cell, target, 'noproc');
@@ -79,7 +87,7 @@ export class ExitSignals {
     cell.links?.delete(target);
     const other = target._cell as ActorCell | undefined;
     if (other !== undefined) other.links?.delete(cell.self);
-    else this.host.routeOf(target)?.unlink(cell, target);
+    else this.host.routeOf(target)?.unlink(cell.self, target);
   }
 
   nextMonitorId(): number {

@@ -217,6 +217,16 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     return this.#call(target, request, timeoutMs);
   }
 
+  /**
+   * @internal A call served for another system (a host, a node): settled through `resolve` or
+   * `reject`, with no promise in between, when the callee is a local actor and no span is recorded.
+   */
+  callFor(target: Ref, request: unknown, timeoutMs: number | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+    const cell = this.#tracing ? undefined : this.#lookup(target);
+    if (cell === undefined) this.callFrom(target, request, timeoutMs).then(resolve, reject);
+    else this.#calls.openWith(cell, request, timeoutMs, resolve, reject);
+  }
+
   /** A call inside a `molo.call` span, when the observer records one. */
   #tracedCall(target: Ref | string, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
     const span = this.observer!.startSpan!('molo.call', { 'molo.callee': target, 'molo.node': this.node });

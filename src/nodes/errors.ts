@@ -14,6 +14,7 @@ export const NodeErrorCode = {
   LinkFull: 'NODE_LINK_FULL',
   NodeDown: 'NODE_DOWN',
   NodeStopped: 'NODE_STOPPED',
+  AutoConnectLimit: 'NODE_AUTO_CONNECT_LIMIT',
 } as const;
 export type NodeErrorCode = (typeof NodeErrorCode)[keyof typeof NodeErrorCode];
 
@@ -125,5 +126,16 @@ export class NodeStopped extends MoloError {
   static readonly code = NodeErrorCode.NodeStopped;
   constructor(readonly node: string) {
     super(NodeErrorCode.NodeStopped, `node ${node} is stopped`);
+  }
+}
+
+/** A call to a node not connected, while `maxPendingAutoConnects` auto-connect attempts are in progress: refused at once. */
+export class NodeAutoConnectLimit extends MoloError {
+  static readonly code = NodeErrorCode.AutoConnectLimit;
+  constructor(
+    readonly node: string,
+    readonly limit: number,
+  ) {
+    super(NodeErrorCode.AutoConnectLimit, `node ${node} is not connected and ${limit} auto-connects are in progress (maxPendingAutoConnects)`);
   }
 }

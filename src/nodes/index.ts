@@ -3,6 +3,7 @@ export { startNode, Node, NET_KERNEL_NAME, REMOTE_SPAWN_TIMEOUT_MS, type NodeEve
 export type { RemoteSpawnOptions, RemoteSpawnPolicy } from './remote-spawn.js';
 export type { NodeOptions, NodeTlsOptions, FullPolicy } from './options.js';
 export type { DownReason } from './link.js';
+export type { AutoConnectStats } from './auto-connect.js';
 export { parseNodeName, type NodeAddress } from './names.js';
 export { nodeMetrics, NodeMetrics } from './metrics.js';
 export {
@@ -16,6 +17,7 @@ export {
   NodeLinkFull,
   NodeDown,
   NodeStopped,
+  NodeAutoConnectLimit,
   type RefusalReason,
 } from './errors.js';
 export { startGlobal, GlobalRegistry, GLOBAL_NAME, globalWinner, type GlobalOptions, type GlobalEntry, type GlobalStats, type GlobalNameConflict } from './global-registry.js';

@@ -68,7 +68,8 @@ export class NodeLink {
     const maxRecordBytes = HEADER_BYTES + settings.maxFrameBytes;
     this.frames = new FrameLink(
       { maxRecordBytes, budgetBytes: this.queueBytes, maxWaitingBytes: this.queueBytes },
-      { write: (batch) => void socket.write(batch) },
+      // Pooled: a small batch costs no allocation of its own (the socket copies it into the kernel).
+      { write: (batch) => void socket.write(batch), alloc: (bytes) => Buffer.allocUnsafe(bytes) },
       {
         record: (bytes) => this.#record(bytes),
         violation: (why) => {

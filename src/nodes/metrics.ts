@@ -4,7 +4,9 @@
  * `molo_node_links_up`, `molo_node_queued_bytes{peer}`, counters `molo_node_handshakes_total`,
  * `molo_node_handshakes_refused_total{reason}`, `molo_node_frames_dropped_total{reason}`
  * (`malformed`, `too_large`, `unknown_actor`, `queue_full`, `unconnected`), `molo_node_links_down_total`,
- * `molo_node_bytes_sent_total`, `molo_node_bytes_received_total`.
+ * `molo_node_bytes_sent_total`, `molo_node_bytes_received_total`; auto-connect:
+ * `molo_node_auto_connect_total{reason}` (`attempt`, `connected`, `failed`, `limited`, `backed_off`,
+ * `pending_full`), `molo_node_auto_connect_flushed_total`, `molo_node_auto_connect_pending_bytes`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { NodeStats } from './stats.js';
@@ -56,6 +58,17 @@ export class NodeMetrics {
         for (const node of live()) for (const link of node.links()) this.set({ node: node.name, peer: link.node }, link.queuedBytes);
       },
     });
+    new Gauge({
+      name: `${prefix}node_auto_connect_pending_bytes`,
+      help: 'Bytes of traffic held for nodes being auto-connected, now.',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        for (const node of live()) this.set({ node: node.name }, node.stats().autoConnect.pendingBytes);
+      },
+    });
+    counter('node_auto_connect_flushed_total', 'Frames held while auto-connecting, sent once the node came up.', (stats) => stats.autoConnect.flushed);
     counter('node_handshakes_total', 'Handshakes completed (links up).', (stats) => stats.handshakesCompleted);
     counter('node_links_down_total', 'Links that went down.', (stats) => stats.linksDown);
     counter('node_bytes_sent_total', 'Bytes written to links after their handshake.', (stats) => stats.bytesSent);
@@ -81,6 +94,14 @@ export class NodeMetrics {
       ['unknown_actor', stats.unknownActors],
       ['queue_full', stats.queueFull],
       ['unconnected', stats.unconnectedSends],
+    ]);
+    byReason('node_auto_connect_total', 'Auto-connect events: attempts and their outcomes, traffic refused by the cap, the backoff or a full pending buffer.', ({ autoConnect: a }) => [
+      ['attempt', a.attempts],
+      ['connected', a.connected],
+      ['failed', a.failed],
+      ['limited', a.limited],
+      ['backed_off', a.backedOff],
+      ['pending_full', a.pendingFull],
     ]);
   }
 

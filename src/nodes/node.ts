@@ -22,6 +22,8 @@ import { parseNodeName } from './names.js';
 import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
 import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
+import { AutoConnect } from './auto-connect.js';
+import type { PeerRouter } from './peer-router.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
 
 export { NET_KERNEL_NAME } from './net-kernel.js';
@@ -68,6 +70,7 @@ export class Node {
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #listeners = { nodeup: new Set<Listener>(), nodedown: new Set<Listener>() };
   readonly #unreachable: Unreachable;
+  readonly #auto: AutoConnect;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
   /** Id of the net kernel, told to peers in the handshake. */
@@ -96,7 +99,19 @@ export class Node {
       fullPolicy: options.fullPolicy,
     };
     this.#unreachable = new Unreachable(system, () => void this.stop());
-    system.setRemoteRouter(this.#unreachable);
+    this.#auto = new AutoConnect(system, this.#unreachable, {
+      enabled: options.autoConnect,
+      pendingBytes: options.autoConnectPendingBytes,
+      pendingCount: options.autoConnectPendingCount,
+      maxPending: options.maxPendingAutoConnects,
+      // The dial's own deadline, and a second more for a link coming up from the other side.
+      attemptMs: options.handshakeTimeoutMs + 1_000,
+      backoffMinMs: options.reconnectMinMs,
+      backoffMaxMs: options.reconnectMaxMs,
+      fullPolicy: options.fullPolicy,
+      allow: options.allow,
+    }, { name, dial: (node) => void this.#dial(node) }, this.#refs);
+    system.setRemoteRouter(this.#auto);
     const kernel = startNetKernel(system, options.remoteSpawn);
     this.#side = {
       name,
@@ -195,8 +210,8 @@ export class Node {
       return;
     }
     const link = this.#links.get(node);
-    if (link === undefined) this.#unreachable.dropped++;
-    else link.router.sendNamed(name, message);
+    if (link !== undefined) link.router.sendNamed(name, message);
+    else if (!this.#auto.sendNamed(node, name, message, (router) => (router as PeerRouter).sendNamed(name, message))) this.#unreachable.dropped++;
   }
 
   /** Calls the actor registered as `name` on `node`: a `whereis` there, then the call (NoProc if none). */
@@ -225,7 +240,7 @@ export class Node {
 
   /** Counters since start (links closed included). */
   stats(): NodeStats {
-    return this.#counts.snapshot(this.#links.values(), this.#links.size, this.#unreachable.dropped);
+    return this.#counts.snapshot(this.#links.values(), this.#links.size, this.#unreachable.dropped, this.#auto.stats());
   }
 
   /** Per link: peer, bytes queued (unacknowledged or waiting), when it came up. */
@@ -251,6 +266,7 @@ export class Node {
     this.#wanted.clear();
     for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
     this.#waiters.clear();
+    this.#auto.stop();
     if (!this.system.stopped) this.system.shutdown();
     // A turn later, so the exits the shutdown sent are written before the links close.
     setImmediate(() => {
@@ -303,6 +319,7 @@ export class Node {
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
         this.#waiters.delete(node);
+        this.#auto.failed(node);
       }
       this.#scheduleReconnect(node);
     } finally {
@@ -377,6 +394,8 @@ export class Node {
     }, this.#refs);
     this.#links.set(peer, link);
     this.system.setNodeRoute(peer, link.router);
+    // Traffic held while connecting goes first, before anything routed anew can pass it.
+    this.#auto.up(peer, link.router);
     this.#counts.handshakesCompleted++;
     const wanted = this.#wanted.get(peer);
     if (wanted !== undefined) wanted.attempts = 0;

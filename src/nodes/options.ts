@@ -49,6 +49,18 @@ export interface NodeOptions {
    * `true` (any), or a list of module URL prefixes.
    */
   readonly remoteSpawn?: RemoteSpawnPolicy;
+  /**
+   * Connect on first use, as Erlang does: a send, call, monitor, link or exit to a node not connected
+   * starts one attempt and is held until the node is up (then delivered in order) or the attempt
+   * fails (then it fails as for an unreachable node). `false`: such traffic fails at once. Default true.
+   */
+  readonly autoConnect?: boolean;
+  /** Bytes of sends and calls held for one node being auto-connected; default 1 MiB, from maxFrameBytes + 16 to sendQueueBytes. */
+  readonly autoConnectPendingBytes?: number;
+  /** Sends and calls held for one node being auto-connected; default 1,000, 1..100,000. */
+  readonly autoConnectPendingCount?: number;
+  /** Auto-connect attempts in progress at once; traffic to yet another node fails at once; default 16, 1..1,024. */
+  readonly maxPendingAutoConnects?: number;
   /** Options of the ActorSystem the node runs (its `node` is the node's name). */
   readonly system?: Omit<ActorSystemOptions, 'node'>;
   /** Prometheus registry for the `molo_node_*` metrics; none by default. */
@@ -71,6 +83,10 @@ export interface ResolvedNodeOptions {
   readonly sendQueueBytes: number;
   readonly fullPolicy: FullPolicy;
   readonly remoteSpawn: RemoteSpawnPolicy;
+  readonly autoConnect: boolean;
+  readonly autoConnectPendingBytes: number;
+  readonly autoConnectPendingCount: number;
+  readonly maxPendingAutoConnects: number;
 }
 
 export const MIN_SECRET_BYTES = 16;
@@ -104,6 +120,11 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
   if (options.tls !== undefined && (options.tls.key === undefined || options.tls.cert === undefined || options.tls.ca === undefined)) {
     throw new InvalidNodeOption('tls', 'needs key, cert and ca');
   }
+  if (options.autoConnect !== undefined && typeof options.autoConnect !== 'boolean') {
+    throw new InvalidNodeOption('autoConnect', 'must be a boolean');
+  }
+  const minPending = maxFrameBytes + 16;
+  const autoConnectPendingBytes = integer('autoConnectPendingBytes', options.autoConnectPendingBytes, Math.min(sendQueueBytes, Math.max(1_048_576, minPending)), minPending, sendQueueBytes);
   return {
     address,
     secret,
@@ -120,6 +141,10 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
     sendQueueBytes,
     fullPolicy,
     remoteSpawn: remoteSpawnPolicy(options.remoteSpawn),
+    autoConnect: options.autoConnect ?? true,
+    autoConnectPendingBytes,
+    autoConnectPendingCount: integer('autoConnectPendingCount', options.autoConnectPendingCount, 1_000, 1, 100_000),
+    maxPendingAutoConnects: integer('maxPendingAutoConnects', options.maxPendingAutoConnects, 16, 1, 1_024),
   };
 }
 

@@ -1,6 +1,7 @@
 /** A node's counters: kept for links that closed, added up with the live ones on demand. */
 import type { RefusalReason } from './errors.js';
 import type { NodeLink } from './link.js';
+import type { AutoConnectStats } from './auto-connect.js';
 
 export interface NodeStats {
   readonly linksUp: number;
@@ -20,6 +21,8 @@ export interface NodeStats {
   readonly linksDown: number;
   readonly bytesSent: number;
   readonly bytesReceived: number;
+  /** Connecting on first use (`autoConnect`). */
+  readonly autoConnect: AutoConnectStats;
 }
 
 type LinkCounts = Pick<NodeStats, 'framesDropped' | 'unknownActors' | 'queueFull' | 'bytesSent' | 'bytesReceived'>;
@@ -54,7 +57,7 @@ export class NodeCounters {
     for (const key of Object.keys(counts) as (keyof LinkCounts)[]) this.#closed[key] += counts[key];
   }
 
-  snapshot(links: Iterable<NodeLink>, linksUp: number, unconnectedSends: number): NodeStats {
+  snapshot(links: Iterable<NodeLink>, linksUp: number, unconnectedSends: number, autoConnect: AutoConnectStats): NodeStats {
     const sum = { ...this.#closed };
     for (const link of links) {
       const counts = linkCounts(link);
@@ -68,6 +71,7 @@ export class NodeCounters {
       framesTooLarge: this.framesTooLarge,
       unconnectedSends,
       linksDown: this.linksDown,
+      autoConnect,
     };
   }
 }

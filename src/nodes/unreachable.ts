@@ -3,7 +3,6 @@
  * monitor fires at once with `noconnection`, a link gets the `noconnection` exit, and a call fails
  * at once with NodeDown.
  */
-import type { ActorCell } from '../actors/actor-cell.js';
 import type { CallRequest } from '../actors/messages.js';
 import type { MonitorRef, Ref } from '../actors/ref.js';
 import { deliverDown } from '../actors/placement/router-core.js';
@@ -37,9 +36,9 @@ export class Unreachable implements Router {
 
   exitSignal(): void {}
 
-  link(cell: ActorCell, target: Ref): void {
+  link(from: Ref, target: Ref): void {
     // Never in the linking actor's stack: as if the signal had come back over a link.
-    queueMicrotask(() => this.system.linkExit(cell.self, target, 'noconnection'));
+    queueMicrotask(() => this.system.linkExit(from, target, 'noconnection'));
   }
 
   unlink(): void {}

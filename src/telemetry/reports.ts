@@ -17,12 +17,19 @@ export const REPORT_LEVELS: Readonly<Record<string, LogLevel>> = {
 
 /** A behaviour's lifecycle report (`event` plus its fixed fields), at the event's level. */
 export function logReport(logger: Logger, event: string, fields: Readonly<Record<string, unknown>>): void {
-  logger[REPORT_LEVELS[event] ?? 'info']({ event, ...fields }, event);
+  logger[reportLevel(event)]({ event, ...fields }, event);
+}
+
+/** The level a report event is logged at: callers check it before building the fields. */
+export function reportLevel(event: string): LogLevel {
+  return REPORT_LEVELS[event] ?? 'info';
 }
 
 /** `actor.crashed` (error) for an exit with an error; `actor.exited` at debug for any other exit. */
 export function logExit(logger: Logger, actor: TelemetryActor, reason: unknown): void {
   if (reason instanceof Error) {
+    // Reading `stack` formats it (through source maps when enabled): tens of µs a crash, so only when written.
+    if (!logger.isLevelEnabled('error')) return;
     logger.error({ event: 'actor.crashed', ...describeActor(actor), reason: describeReason(reason), stack: reason.stack }, 'actor.crashed');
   } else if (logger.isLevelEnabled('debug')) {
     logger.debug({ event: 'actor.exited', ...describeActor(actor), reason: describeReason(reason) }, 'actor.exited');

@@ -5,10 +5,10 @@
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { behaviourModule, CallRequest, DownMessage, ExitMessage, Ref, type ExitReason } from '../../src/actors/index.js';
+import { behaviourModule, CallRequest, DownMessage, Ref } from '../../src/actors/index.js';
 import { InvalidNodeName, InvalidNodeOption, NodeDown, parseNodeName, startNode } from '../../src/nodes/index.js';
 import { eventually, sleep } from '../support/systems.js';
-import { SECRET, testNode } from './support.js';
+import { monitorAndLink, SECRET, testNode } from './support.js';
 
 describe('node names and options', () => {
   it('accepts name@host:port and refuses anything else, typed', () => {
@@ -32,16 +32,7 @@ describe('refs of nodes not connected', () => {
     const a = await testNode('a');
     const far = new Ref('far@127.0.0.1:1', 3, 12345);
     await expect(a.system.call(far, 'hi')).rejects.toBeInstanceOf(NodeDown);
-    const reasons: ExitReason[] = [];
-    const actor = a.system.spawn(
-      (message, ctx) => {
-        if (message === 'go') {
-          ctx.monitor(far);
-          ctx.link(far);
-        } else if (message instanceof DownMessage || message instanceof ExitMessage) reasons.push(message.reason);
-      },
-      { trapExit: true },
-    );
+    const { actor, reasons } = monitorAndLink(a, far);
     a.system.send(actor, 'go');
     a.system.send(far, 'lost');
     await eventually(() => reasons.length === 2);

@@ -1,4 +1,5 @@
 import { afterEach } from 'vitest';
+import { DownMessage, ExitMessage, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { startNode, type Node, type NodeOptions } from '../../src/nodes/index.js';
 
 export const SECRET = 'molo-test-cluster-secret-0123456789';
@@ -15,4 +16,19 @@ export async function testNode(name: string, options: Partial<NodeOptions> = {})
   const node = await startNode({ name: full, secret: SECRET, system: { logger: false }, ...options });
   started.add(node);
   return node;
+}
+
+/** An actor of `node` that, on 'go', monitors and links `target` (trapping exits), and the reasons of its DOWN and EXIT. */
+export function monitorAndLink(node: Node, target: Ref): { actor: Ref; reasons: ExitReason[] } {
+  const reasons: ExitReason[] = [];
+  const actor = node.system.spawn(
+    (message, ctx) => {
+      if (message === 'go') {
+        ctx.monitor(target);
+        ctx.link(target);
+      } else if (message instanceof DownMessage || message instanceof ExitMessage) reasons.push(message.reason);
+    },
+    { trapExit: true },
+  );
+  return { actor, reasons };
 }

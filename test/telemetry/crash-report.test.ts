@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CalleeExited, type Ref } from '../../src/actors/index.js';
 import { GenServer, Supervisor, worker } from '../../src/behaviours/index.js';
 import { createTelemetry } from '../../src/telemetry/index.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { eventually, testSystem } from '../support/systems.js';
 import { logCapture, type LogRecord } from './helpers.js';
 
@@ -125,5 +126,37 @@ describe('crash reports', () => {
     expect(loud.records()[1]).toMatchObject({ level: 20, reason: 'shutdown', behaviour: 'actor' });
     await new Promise((resolve) => setImmediate(resolve));
     expect(quiet.records()).toEqual([]);
+  });
+  it('reads nothing of a crash reason when no report would be written (its stack costs a restart more than the restart)', async () => {
+    /** An error that counts reads of the fields a report formats. */
+    const countedError = (): { error: Error; reads: () => number } => {
+      const error = new Error('counted');
+      const stack = error.stack;
+      let reads = 0;
+      Object.defineProperty(error, 'stack', { get: () => (reads++, stack) });
+      Object.defineProperty(error, 'message', { get: () => (reads++, 'counted') });
+      return { error, reads: () => reads };
+    };
+    const restartOnce = async (level: 'fatal' | 'error'): Promise<{ reads: number; lines: LogRecord[] }> => {
+      const capture = logCapture();
+      const system = testSystem({ logger: createLogger({ destination: capture.stream, level }) });
+      const supervisor = await Supervisor.start(system, { children: [worker('fragile', () => new Fragile())] });
+      const first = await childRef(system, supervisor, 'fragile');
+      const { error, reads } = countedError();
+      system.exit(first, error);
+      await eventually(() => system.isAlive(first) === false, 5_000, 'the exit');
+      const second = await childRef(system, supervisor, 'fragile');
+      expect(second.equals(first)).toBe(false);
+      const counted = reads();
+      expect(await Supervisor.stop(system, supervisor)).toBe('shutdown');
+      await new Promise((resolve) => setImmediate(resolve));
+      return { reads: counted, lines: capture.records() };
+    };
+    const off = await restartOnce('fatal');
+    expect(off).toEqual({ reads: 0, lines: [] });
+    // The same restart with the level on reads the reason and writes both reports.
+    const on = await restartOnce('error');
+    expect(on.reads).toBeGreaterThan(0);
+    expect(on.lines.map((line) => line.event).sort()).toEqual(['actor.crashed', 'supervisor.child_terminated']);
   });
 });

@@ -15,7 +15,12 @@
 sizes(remote_send, full) -> {1000000, 3, 100000};
 sizes(remote_send, quick) -> {100000, 1, 10000};
 sizes(remote_call, full) -> {20000, 3, 2000};
-sizes(remote_call, quick) -> {2000, 1, 200}.
+sizes(remote_call, quick) -> {2000, 1, 200};
+sizes(remote_call_concurrent, full) -> {100000, 3, 10000};
+sizes(remote_call_concurrent, quick) -> {10000, 1, 1600}.
+
+%% Keep in step with CONCURRENCY in suite.ts: callers with a call outstanding each.
+-define(CONCURRENCY, 16).
 
 %% ---- the peer node -----------------------------------------------------------------------------
 
@@ -63,7 +68,10 @@ run(remote_send, Peer, Sizes) ->
     measured(Peer, Sizes, fun(N) -> send_run(Counter, N) end, [send_oct]);
 run(remote_call, Peer, Sizes) ->
     Echo = rpc:call(Peer, erlang, whereis, [echo]),
-    measured(Peer, Sizes, fun(N) -> call_run(Echo, N) end, [send_oct, recv_oct]).
+    measured(Peer, Sizes, fun(N) -> call_run(Echo, N) end, [send_oct, recv_oct]);
+run(remote_call_concurrent, Peer, Sizes) ->
+    Echo = rpc:call(Peer, erlang, whereis, [echo]),
+    measured(Peer, Sizes, fun(N) -> concurrent_run(Echo, N, ?CONCURRENCY) end, [send_oct, recv_oct]).
 
 %% N integers to the remote counter, then a count request behind them: done when it answers N.
 send_run(Counter, N) ->
@@ -90,6 +98,16 @@ call_run(Echo, N) ->
     Sum = N * (N - 1) div 2,
     now_us() - Start.
 
+%% N gen_server:call round trips from K processes at once, N div K each, one after another in each.
+concurrent_run(Echo, N, K) ->
+    Self = self(),
+    Share = N div K,
+    Start = now_us(),
+    Pids = [spawn_link(fun() -> Self ! {done, self(), call_loop(Echo, I * Share, (I + 1) * Share, 0)} end) || I <- lists:seq(0, K - 1)],
+    Sum = lists:sum([receive {done, Pid, S} -> S end || Pid <- Pids]),
+    Sum = N * (N - 1) div 2,
+    now_us() - Start.
+
 call_loop(_, N, N, Sum) -> Sum;
 call_loop(Echo, I, N, Sum) ->
     Value = gen_server:call(Echo, I),
@@ -106,6 +124,7 @@ measured(Peer, {N, Rounds, Warmup}, Body, Counters) ->
     Rate = median(Rates),
     [{ops_per_s, round(Rate)}, {n, N}, {rounds, Rounds}, {us_per_op, 1.0e6 / Rate},
      {min_ops_per_s, round(hd(Rates))}, {max_ops_per_s, round(lists:last(Rates))},
+     {spread_pct, (lists:last(Rates) - hd(Rates)) / Rate * 100},
      {bytes_per_msg, (After - Before) / (N * Rounds)}].
 
 dist_bytes(Peer, Counters) ->

@@ -21,6 +21,11 @@
 /** Where a link writes: each call hands over an exact-size buffer the wire may take ownership of. */
 export interface LinkWire {
   write(batch: Uint8Array): void;
+  /**
+   * Memory for a batch of `bytes`; a fresh exact-size buffer when absent (what a thread needs, to
+   * transfer it). A socket may take a slice of a shared pool: the kernel copies it anyway.
+   */
+  alloc?(bytes: number): Uint8Array;
 }
 
 export interface LinkEvents {
@@ -44,6 +49,8 @@ export interface LinkLimits {
 
 const LENGTH_BYTES = 4;
 const CREDIT_RECORD_BYTES = 8;
+// A resolved promise's then costs less than queueMicrotask, which wraps each callback in an AsyncResource.
+const RESOLVED = Promise.resolve();
 
 /** `user`: refused over budget; `signal`: always taken (waits for credit); `forwarded`: a signal, refused past the waiting cap. */
 export type SendMode = 'user' | 'signal' | 'forwarded';
@@ -125,7 +132,7 @@ export class FrameLink {
   #schedule(): void {
     if (this.#flushQueued) return;
     this.#flushQueued = true;
-    queueMicrotask(this.#flush);
+    void RESOLVED.then(this.#flush);
   }
 
   /** Writes what this tick queued as one exact-size buffer. */
@@ -135,17 +142,16 @@ export class FrameLink {
     const credit = this.#creditOwed;
     const total = this.#batchBytes + (credit > 0 ? CREDIT_RECORD_BYTES : 0);
     if (total === 0) return;
-    const out = new Uint8Array(total);
-    const view = new DataView(out.buffer);
+    const out = this.#wire.alloc?.(total) ?? new Uint8Array(total);
     let offset = 0;
     if (credit > 0) {
-      view.setUint32(0, 0);
-      view.setUint32(LENGTH_BYTES, credit);
+      writeU32(out, 0, 0);
+      writeU32(out, LENGTH_BYTES, credit);
       offset = CREDIT_RECORD_BYTES;
       this.#creditOwed = 0;
     }
     for (const record of this.#batch) {
-      view.setUint32(offset, record.byteLength);
+      writeU32(out, offset, record.byteLength);
       out.set(record, offset + LENGTH_BYTES);
       offset += LENGTH_BYTES + record.byteLength;
     }
@@ -277,6 +283,13 @@ export class FrameLink {
     this.#consumed = 0;
     this.#schedule();
   }
+}
+
+function writeU32(bytes: Uint8Array, offset: number, value: number): void {
+  bytes[offset] = value >>> 24;
+  bytes[offset + 1] = (value >>> 16) & 0xff;
+  bytes[offset + 2] = (value >>> 8) & 0xff;
+  bytes[offset + 3] = value & 0xff;
 }
 
 function readU32(bytes: Uint8Array, offset: number): number {

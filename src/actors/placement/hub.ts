@@ -318,17 +318,24 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     if (frame === undefined) return false;
     const kind = frame[0];
     const to =
-      kind === FrameKind.Send || kind === FrameKind.Exit
+      kind === FrameKind.Send || kind === FrameKind.Exit || kind === FrameKind.LinkExit
         ? frame[1]
-        : kind === FrameKind.Call || kind === FrameKind.Monitor || kind === FrameKind.Demonitor
-          ? frame[3]
-          : undefined;
+        : kind === FrameKind.Link || kind === FrameKind.Unlink
+          ? frame[2]
+          : kind === FrameKind.Call || kind === FrameKind.Monitor || kind === FrameKind.Demonitor
+            ? frame[3]
+            : undefined;
     return to !== undefined && to.node !== this.system.node;
   }
 
   /** Hosts reach other nodes through this system: frames for their actors are served here. */
   protected override accepts(ref: Ref): boolean {
     return ref.node !== this.system.node || super.accepts(ref);
+  }
+
+  /** A host speaks for the actors of its creation on this node: never for another node's that share the number. */
+  protected override owns(ref: Ref, from: number): boolean {
+    return ref.node === this.system.node && super.owns(ref, from);
   }
 
   /** Fails a call that could not be forwarded: with `failure`, or as at a full mailbox. */

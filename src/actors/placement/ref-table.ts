@@ -60,6 +60,16 @@ export class RefTable {
     this.#canonical.add(ref);
   }
 
+  /**
+   * The object standing for `ref` in this table: `ref` itself unless the table already holds
+   * another (see {@link remember}). Bookkeeping keyed by refs that pass between two tables (a
+   * node's and placement's) keys by this, so a ref decoded later from either side finds it.
+   */
+  canonical(ref: Ref): Ref {
+    this.remember(ref);
+    return this.intern(ref.node, ref.id, ref.creation);
+  }
+
   /** Entries in the table (some may already be collected); for tests. */
   get size(): number {
     return this.#table.size;

@@ -178,22 +178,25 @@ export abstract class RouterCore implements Router {
     this.signal(target.creation, reason, (sent) => [FrameKind.Exit, target, from, sent]);
   }
 
-  link(cell: ActorCell, target: Ref): void {
+  // Links are keyed by this side's canonical refs: a relayed link arrives with refs decoded by
+  // another table (a node's, or placement's), and the frames that end it are decoded by this one.
+
+  link(from: Ref, target: Ref): void {
     if (!this.reachable(target.creation)) {
-      this.system.linkExit(cell.self, target, 'noproc');
+      this.system.linkExit(from, target, 'noproc');
       return;
     }
-    this.#addLink(target, cell.self);
-    this.post(target.creation, [FrameKind.Link, cell.self, target]);
+    this.#addLink(this.refs.canonical(target), this.refs.canonical(from));
+    this.post(target.creation, [FrameKind.Link, from, target]);
   }
 
-  unlink(cell: ActorCell, target: Ref): void {
-    if (!this.#removeLink(target, cell.self)) return;
-    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Unlink, cell.self, target]);
+  unlink(from: Ref, target: Ref): void {
+    if (!this.#removeLink(this.refs.canonical(target), this.refs.canonical(from))) return;
+    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Unlink, from, target]);
   }
 
   linkExited(target: Ref, from: Ref, reason: ExitReason): void {
-    this.#removeLink(target, from);
+    this.#removeLink(this.refs.canonical(target), this.refs.canonical(from));
     this.signal(target.creation, reason, (sent) => [FrameKind.LinkExit, target, from, sent]);
   }
 
@@ -281,6 +284,15 @@ export abstract class RouterCore implements Router {
         const [, remote, to] = frame;
         if (!this.accepts(to) || this.accepts(remote)) throw new TypeError('misaddressed');
         const cell = to._cell as ActorCell | undefined;
+        if (cell === undefined) {
+          const relay = this.#relayOf(to);
+          if (relay !== undefined) {
+            // Added first: a relay that answers `noproc` at once removes it again.
+            this.#addLink(remote, to);
+            relay.link(remote, to);
+            return;
+          }
+        }
         if (cell === undefined || cell.flags & EXITED) {
           this.signal(remote.creation, 'noproc', (reason) => [FrameKind.LinkExit, remote, to, reason]);
           return;
@@ -292,7 +304,9 @@ export abstract class RouterCore implements Router {
       case FrameKind.Unlink: {
         const [, remote, to] = frame;
         if (!this.#removeLink(remote, to)) return;
-        (to._cell as ActorCell | undefined)?.links?.delete(remote);
+        const cell = to._cell as ActorCell | undefined;
+        if (cell !== undefined) cell.links?.delete(remote);
+        else this.#relayOf(to)?.unlink(remote, to);
         return;
       }
       case FrameKind.LinkExit: {
@@ -344,35 +358,48 @@ export abstract class RouterCore implements Router {
     }
   }
 
+  /**
+   * The router that carries links on to `to`, an actor this system accepts frames for but does not
+   * hold: one placed in a host (for a peer node) or another node's (for a host). The exits and
+   * unlinks that follow take the same way back: the kernel routes a link exit whose target is not
+   * its own (see `linkExit`).
+   */
+  #relayOf(to: Ref): Router | undefined {
+    const relay = this.system.routeOf(to);
+    return relay === this ? undefined : relay;
+  }
+
   #serveCall(origin: number, id: number, to: Ref, request: unknown, timeoutMs: number): void {
-    const answer = (ok: boolean, value: unknown): void => {
-      if (!this.reachable(origin)) return;
-      try {
-        this.post(origin, [FrameKind.Reply, id, ok, value]);
-      } catch (error) {
-        // A reply over the cap (or unencodable) fails the call on the caller's side, typed.
-        try {
-          this.post(origin, [FrameKind.Reply, id, false, callFailure(error)]);
-        } catch {
-          this.stats.framesDropped++;
-        }
-      }
-    };
     if (!this.accepts(to)) {
-      answer(false, ['noproc'] satisfies CallFailure);
+      this.#answer(origin, id, false, ['noproc'] satisfies CallFailure);
       return;
     }
-    let reply: Promise<unknown>;
     try {
-      reply = this.system.call(to, request, timeoutMs);
+      // Settled by callbacks rather than a promise: the reply is posted from the replier's stack.
+      this.system.callFor(
+        to,
+        request,
+        timeoutMs,
+        (value) => this.#answer(origin, id, true, value),
+        (error) => this.#answer(origin, id, false, callFailure(error)),
+      );
     } catch (error) {
-      answer(false, callFailure(error));
-      return;
+      this.#answer(origin, id, false, callFailure(error));
     }
-    reply.then(
-      (value) => answer(true, value),
-      (error: unknown) => answer(false, callFailure(error)),
-    );
+  }
+
+  #answer(origin: number, id: number, ok: boolean, value: unknown): void {
+    if (!this.reachable(origin)) return;
+    try {
+      this.post(origin, [FrameKind.Reply, id, ok, value]);
+    } catch (error) {
+      // A reply over the cap (or unencodable) fails the call on the caller's side, typed.
+      try {
+        this.post(origin, [FrameKind.Reply, id, false, callFailure(error)]);
+      } catch {
+        this.stats.framesDropped++;
+      }
+    }
   }
 
   #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {

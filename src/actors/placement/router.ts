@@ -50,10 +50,14 @@ export interface Router {
   /** A name registered elsewhere, as far as this system knows. */
   whereis(name: string): Ref | undefined;
   exitSignal(target: Ref, from: Ref, reason: ExitReason): void;
-  /** `cell.links` already holds `target`; the router tells the other side (or answers `noproc`). */
-  link(cell: ActorCell, target: Ref): void;
-  unlink(cell: ActorCell, target: Ref): void;
-  /** The local actor `from`, linked to `target` (of another creation), exited with `reason`. */
+  /**
+   * `from` links to `target`, which this router reaches: the router tells the other side (or answers
+   * `noproc`). `from` is a local actor whose `links` already holds `target`, or an actor elsewhere
+   * whose link another router relays through this system (a placed actor and another node's).
+   */
+  link(from: Ref, target: Ref): void;
+  unlink(from: Ref, target: Ref): void;
+  /** `from`, linked to `target` (which this router reaches), exited with `reason`. */
   linkExited(target: Ref, from: Ref, reason: ExitReason): void;
   /** `id` is already in the watcher's `monitoring` (if it is an actor); a `DOWN` follows the target's exit. */
   monitor(watcher: Watcher, target: Ref, id: MonitorRef): void;
@@ -81,9 +85,16 @@ export interface RoutedSystem extends ActorRuntime {
   /** Names held by local actors. */
   registered(): string[];
   exitSignal(target: Ref, from: Ref, reason: ExitReason): void;
-  /** A linked actor elsewhere exited: `target` drops the link and gets the signal. */
+  /**
+   * A linked actor elsewhere exited: `target` drops the link and gets the signal; a `target` that is
+   * not this system's goes on to its route.
+   */
   linkExit(target: Ref, from: Ref, reason: ExitReason): void;
+  /** The router of an actor elsewhere (another creation or node); undefined for this system's own. */
+  routeOf(ref: Ref): Router | undefined;
   linkCells(cell: ActorCell, target: Ref): void;
   unlinkCells(cell: ActorCell, target: Ref): void;
   watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void;
+  /** A call served for another side: settles through `resolve` or `reject` (a local callee needs no promise). */
+  callFor(target: Ref, request: unknown, timeoutMs: number | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void;
 }

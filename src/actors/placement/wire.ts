@@ -220,6 +220,9 @@ export function frameDestination(bytes: Uint8Array): number | undefined {
   return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
 }
 
+/** The body starts past the header: read in place, without a view of its own. */
+const BODY = { start: HEADER_BYTES };
+
 /**
  * Decodes and checks a frame; undefined when it is malformed (the caller counts and drops it). Refs
  * in it are interned in `table` (the process's unless a node gives its own).
@@ -229,7 +232,7 @@ export function decodeFrame(bytes: Uint8Array, table: RefTable = processRefs): F
   let value: unknown;
   refs = table;
   try {
-    value = unpackr.unpack(bytes.subarray(HEADER_BYTES));
+    value = unpackr.unpack(bytes, BODY);
   } catch {
     return undefined;
   } finally {

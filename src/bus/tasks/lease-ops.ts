@@ -3,7 +3,7 @@
  * `FOR UPDATE SKIP LOCKED` on Postgres so competing leasers never get the same row, RETURNING what
  * the worker needs); `markRunning` and `heartbeat` are one statement per 500 tasks.
  */
-import type { Queryable, Row } from '../../data/index.js';
+import type { Queryable, Row, Value } from '../../data/index.js';
 import { ENVELOPE_COLUMNS, hydrate, ROWS_PER_READ } from './envelope-store.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import type { LeasedTask } from './api.js';
@@ -84,11 +84,32 @@ export async function leaseTasks(
 
 const PAIRS_PER_STATEMENT = 500;
 
-/** `(id, lease_token) IN (VALUES ...)` over `pairs`, parameters from `$first`. */
-function pairsIn(first: number, count: number): string {
-  const values: string[] = [];
-  for (let i = 0; i < count; i++) values.push(`($${first + 2 * i}::text, $${first + 2 * i + 1}::int8)`);
-  return `(id, lease_token) IN (VALUES ${values.join(', ')})`;
+/**
+ * An UPDATE of the rows matching (id, lease_token) pairs, parameters from `$3`. Postgres joins two
+ * arrays, as acks do: `IN (VALUES ...)` lets a planner with stale statistics pick a nested loop.
+ */
+function updatePairs(
+  c: OpsContext,
+  set: string,
+  states: readonly TaskState[],
+  returning: readonly string[],
+  chunk: readonly { id: string; leaseToken: number }[],
+): { text: string; values: Value[] } {
+  const table = c.tables.tasks;
+  if (c.backend === 'postgres') {
+    return {
+      text: `UPDATE ${table} AS t SET ${set} FROM unnest($3::text[], $4::int8[]) AS v(id, lease_token)
+        WHERE t.queue = $1::text AND t.state IN ${sqlStates(states)} AND t.id = v.id AND t.lease_token = v.lease_token
+        RETURNING ${returning.map((column) => `t.${column}`).join(', ')}`,
+      values: [chunk.map((task) => task.id), chunk.map((task) => task.leaseToken)],
+    };
+  }
+  const pairs = chunk.map((_, i) => `($${3 + 2 * i}::text, $${4 + 2 * i}::int8)`).join(', ');
+  return {
+    text: `UPDATE ${table} SET ${set} WHERE queue = $1::text AND state IN ${sqlStates(states)}
+      AND (id, lease_token) IN (VALUES ${pairs}) RETURNING ${returning.join(', ')}`,
+    values: chunk.flatMap((task) => [task.id, task.leaseToken]),
+  };
 }
 
 async function eachChunk<T>(items: readonly T[], fn: (chunk: readonly T[]) => Promise<void>): Promise<void> {
@@ -98,11 +119,8 @@ async function eachChunk<T>(items: readonly T[], fn: (chunk: readonly T[]) => Pr
 export async function markRunning(db: Queryable, c: OpsContext, queue: string, tasks: readonly { id: string; leaseToken: number }[], now: number): Promise<Change[]> {
   const changes: Change[] = [];
   await eachChunk(tasks, async (chunk) => {
-    const { rows } = await db.query(
-      c.sql(`UPDATE ${c.tables.tasks} SET state = '${RUNNING}', history = history || $2::text
-        WHERE queue = $1::text AND state IN ${sqlStates(STARTABLE)} AND ${pairsIn(3, chunk.length)} RETURNING id, attempts, max_retries`),
-      [queue, historyLine(now, RUNNING), ...chunk.flatMap((task) => [task.id, task.leaseToken])],
-    );
+    const update = updatePairs(c, `state = '${RUNNING}', history = history || $2::text`, STARTABLE, ['id', 'attempts', 'max_retries'], chunk);
+    const { rows } = await db.query(c.sql(update.text), [queue, historyLine(now, RUNNING), ...update.values]);
     for (const row of rows) {
       const step = walk(LEASED, ['START'], toNumber(row.attempts), toNumber(row.max_retries)).steps[0]!;
       changes.push({ queue, id: String(row.id), from: LEASED, to: step.state });
@@ -115,11 +133,8 @@ export async function markRunning(db: Queryable, c: OpsContext, queue: string, t
 export async function renewLeases(db: Queryable, c: OpsContext, queue: string, tasks: readonly { id: string; leaseToken: number }[], leaseUntil: number): Promise<string[]> {
   const held = new Set<string>();
   await eachChunk(tasks, async (chunk) => {
-    const { rows } = await db.query(
-      c.sql(`UPDATE ${c.tables.tasks} SET lease_until = $2::int8
-        WHERE queue = $1::text AND state IN ${sqlStates(HEARTBEAT_STATES)} AND ${pairsIn(3, chunk.length)} RETURNING id`),
-      [queue, leaseUntil, ...chunk.flatMap((task) => [task.id, task.leaseToken])],
-    );
+    const update = updatePairs(c, 'lease_until = $2::int8', HEARTBEAT_STATES, ['id'], chunk);
+    const { rows } = await db.query(c.sql(update.text), [queue, leaseUntil, ...update.values]);
     for (const row of rows) held.add(String(row.id));
   });
   return tasks.filter((task) => !held.has(task.id)).map((task) => task.id);

@@ -1,41 +1,30 @@
 /**
  * A batch being filled on the main thread: each op is written into columns as it is issued (its
  * parameters copied into the flat parameter array then and there, so the caller may reuse its
- * array at once), and the columns become typed arrays when the batch is sent.
+ * array at once); the columns go as they are when the batch is sent.
  */
 import { Op, type BatchFrame, type SqliteParam } from './protocol.js';
 
-/** A growable column of numbers. */
-class Column<T extends Uint8Array | Uint16Array | Int32Array | Float64Array> {
-  length = 0;
-  constructor(public data: T) {}
+/** Distinct SQL texts a batch finds by scanning before it keeps a map of them. */
+const SCANNED_TEXTS = 8;
 
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new (this.data.constructor as new (length: number) => T)(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
-  }
-
-  view(): T {
-    return this.data.subarray(0, this.length) as T;
-  }
-}
-
-const INITIAL = 16;
-
+/**
+ * The columns are plain arrays of numbers, not typed ones: structured clone (the direct link)
+ * copies a small plain array for much less than a typed array, whose ArrayBuffer it allocates and
+ * tracks again on the other thread (seven of them cost an awaited statement some 20 µs of CPU).
+ */
 export class BatchBuilder {
-  readonly kinds = new Column(new Uint8Array(INITIAL));
-  readonly slots = new Column(new Int32Array(INITIAL));
-  readonly counts = new Column(new Uint16Array(INITIAL));
-  readonly deadlines = new Column(new Float64Array(INITIAL));
-  readonly limits = new Column(new Int32Array(INITIAL));
-  readonly leases = new Column(new Int32Array(INITIAL));
-  readonly generations = new Column(new Int32Array(INITIAL));
+  readonly kinds: number[] = [];
+  readonly slots: number[] = [];
+  readonly counts: number[] = [];
+  readonly deadlines: number[] = [];
+  readonly limits: number[] = [];
+  readonly leases: number[] = [];
+  /** Main thread only: the worker generation each op is bound to (0: any). */
+  readonly generations: number[] = [];
   readonly texts: string[] = [];
-  readonly #textSlots = new Map<string, number>();
+  /** Slots by SQL text once a batch has more than a few texts; below that a scan of `texts` is cheaper. */
+  #textSlots: Map<string, number> | undefined;
   readonly params: SqliteParam[] = [];
   readonly args: unknown[][] = [];
   /** Upper bound of the encoded size. */
@@ -47,11 +36,12 @@ export class BatchBuilder {
 
   /** A statement (Query or StreamOpen) whose `count` parameters were just appended to `params`. */
   statement(kind: number, sql: string, count: number, valueBytes: number, limit: number, deadline: number, lease: number, generation: number): void {
-    let slot = this.#textSlots.get(sql);
-    if (slot === undefined) {
+    let slot = this.#slotOf(sql);
+    if (slot < 0) {
       slot = this.texts.length;
       this.texts.push(sql);
-      this.#textSlots.set(sql, slot);
+      if (this.#textSlots !== undefined) this.#textSlots.set(sql, slot);
+      else if (slot >= SCANNED_TEXTS) this.#textSlots = new Map(this.texts.map((text, at) => [text, at]));
       this.bytes += 5 + sql.length * 3;
     }
     this.kinds.push(kind);
@@ -79,23 +69,27 @@ export class BatchBuilder {
 
   /** Bytes a statement would add (its SQL counts once per batch). */
   statementBytes(sql: string, valueBytes: number): number {
-    return 24 + valueBytes + (this.#textSlots.has(sql) ? 0 : 5 + sql.length * 3);
+    return 24 + valueBytes + (this.#slotOf(sql) >= 0 ? 0 : 5 + sql.length * 3);
+  }
+
+  #slotOf(sql: string): number {
+    return this.#textSlots === undefined ? this.texts.indexOf(sql) : (this.#textSlots.get(sql) ?? -1);
   }
 
   skip(index: number): void {
-    this.kinds.data[index] = Op.Skip;
+    this.kinds[index] = Op.Skip;
   }
 
   frame(): BatchFrame {
     return {
-      k: this.kinds.view(),
-      s: this.slots.view(),
+      k: this.kinds,
+      s: this.slots,
       t: this.texts,
       p: this.params,
-      n: this.counts.view(),
-      d: this.deadlines.view(),
-      m: this.limits.view(),
-      l: this.leases.view(),
+      n: this.counts,
+      d: this.deadlines,
+      m: this.limits,
+      l: this.leases,
       x: this.args,
     };
   }

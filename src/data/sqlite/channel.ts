@@ -127,12 +127,19 @@ export class WorkerChannel {
     this.#queuedOne(batch, request);
   }
 
-  /** Queues any other op. Throws QueueFull when the cap is reached. */
-  op(request: Request, kind: number, args: unknown[], argBytes: number, deadline: number, lease: number): void {
+  /**
+   * Queues any other op. Throws QueueFull when the cap is reached. `now`: its batch goes at once
+   * (pipeline slots permitting), so the worker starts on it while the caller prepares the next.
+   */
+  op(request: Request, kind: number, args: unknown[], argBytes: number, deadline: number, lease: number, now = false): void {
     const batch = this.#batchFor(request, argBytes);
     if (batch === undefined) return;
     batch.builder.op(kind, args, argBytes, deadline, lease, request.generation);
     this.#queuedOne(batch, request);
+    if (now && this.#open === batch) {
+      this.#seal();
+      if (this.#batchesInFlight < MAX_BATCHES_IN_FLIGHT) this.#send(true);
+    }
   }
 
   #batchFor(request: Request, bytes: number): Batch | undefined {
@@ -250,9 +257,9 @@ export class WorkerChannel {
     this.#ended.resolve(reason);
     const failure = new TransportFailure('lost', `${this.label} exited`, reason);
     for (const batch of this.#queuedBatches()) {
-      const generations = batch.builder.generations.data;
+      const generations = batch.builder.generations;
       for (let i = 0; i < batch.requests.length; i++) {
-        if (generations[i] === 0 || batch.builder.kinds.data[i] === Op.Skip) continue;
+        if (generations[i] === 0 || batch.builder.kinds[i] === Op.Skip) continue;
         batch.builder.skip(i);
         batch.requests[i]!.reject(failure);
       }
@@ -295,7 +302,7 @@ export class WorkerChannel {
     this.#open = undefined;
     this.#queued = 0;
     for (const batch of batches) {
-      for (let i = 0; i < batch.requests.length; i++) if (batch.builder.kinds.data[i] !== Op.Skip) batch.requests[i]!.reject(failure);
+      for (let i = 0; i < batch.requests.length; i++) if (batch.builder.kinds[i] !== Op.Skip) batch.requests[i]!.reject(failure);
     }
     const waiters = this.#attachWaiters;
     this.#attachWaiters = [];
@@ -332,11 +339,11 @@ export class WorkerChannel {
   #transmit(ref: Ref, batch: Batch): void {
     const { builder, requests } = batch;
     const generation = this.#generation;
-    const generations = builder.generations.data;
-    const deadlines = builder.deadlines.data;
+    const generations = builder.generations;
+    const deadlines = builder.deadlines;
     let latest = 0;
     for (let i = 0; i < requests.length; i++) {
-      if (builder.kinds.data[i] === Op.Skip) continue;
+      if (builder.kinds[i] === Op.Skip) continue;
       if (generations[i] !== 0 && generations[i] !== generation) {
         builder.skip(i);
         requests[i]!.reject(new TransportFailure('stale', `${this.label} was restarted`));
@@ -378,7 +385,7 @@ export class WorkerChannel {
     const { requests, expired } = batch;
     this.#settle(batch);
     const kinds = frame.k;
-    const slots = batch.builder.slots.data;
+    const slots = batch.builder.slots;
     let next = 0;
     for (let i = 0; i < requests.length; i++) {
       const kind = kinds[i];
@@ -400,7 +407,7 @@ export class WorkerChannel {
     const { requests, builder, expired } = batch;
     this.#settle(batch);
     for (let i = 0; i < requests.length; i++) {
-      if (builder.kinds.data[i] !== Op.Skip && (expired === undefined || expired[i] === 0)) requests[i]!.reject(failure);
+      if (builder.kinds[i] !== Op.Skip && (expired === undefined || expired[i] === 0)) requests[i]!.reject(failure);
     }
   }
 

@@ -12,6 +12,7 @@ import { TransportFailure, type Request, type WorkerChannel } from './channel.js
 import { FaultMapper, type FailureSite, type StatementMode } from './faults.js';
 import { Fault, isFault, NO_LEASE, Op, type MoreReply, type OpReply, type ParkedRows, type PrepareReply, type ReplyFrame, type StreamReply } from './protocol.js';
 import { frameFields, NO_FIELDS, result } from './result.js';
+import { queueMany } from './query-many.js';
 import { restoreBlobs } from './rows.js';
 
 /** What a pinned connection is bound to: a worker generation (0: any) and a lease (0: none). */
@@ -101,8 +102,8 @@ export class Engine {
 
   /**
    * Runs `sql` once per row of `rows` on `channel`, with one request and one promise for them all:
-   * the rows are queued into the channel's batches one after the other (in order, so they run in
-   * order), and the promise settles once every row is answered, or with the first failure.
+   * the rows go in packed chunks, in order (query-many.ts), and the promise settles once every row
+   * is answered, or with the first failure.
    */
   queryMany<R extends Row = Row>(
     channel: WorkerChannel,
@@ -117,23 +118,12 @@ export class Engine {
       if (this.#closed) return reject(this.closedError());
       if (typeof sql !== 'string') return reject(new InvalidDataConfig('sql', 'must be a string'));
       if (rows.length === 0) return resolve([]);
-      let many: ManyRequest;
       try {
-        many = new ManyRequest(this, channel, binding, mode, sql, rows.length, ctx, ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx), resolveMaxRows(options));
+        const timeoutMs = ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx);
+        const target = { channel, generation: binding.generation, lease: binding.lease, mode };
+        queueMany(this, target, sql, rows, ctx, timeoutMs, resolveMaxRows(options), resolve as (results: Result[]) => void, reject);
       } catch (error) {
-        return reject(error);
-      }
-      many.settle = resolve as (results: Result[]) => void;
-      many.fail = reject;
-      try {
-        for (let i = 0; i < rows.length && !many.failed; i++) {
-          many.params = rows[i];
-          channel.statement(many, Op.Query, sql, rows[i], many.maxRows, many.deadline, binding.lease);
-        }
-      } catch (error) {
-        many.reject(error);
-      } finally {
-        many.params = undefined;
+        reject(error);
       }
     });
   }
@@ -380,78 +370,6 @@ function statementResult(frame: ReplyFrame, index: number, value: unknown, slot:
   if (!Array.isArray(value)) return undefined;
   if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
   return result(value, frame.a[index]!, lastInsertId, frame.c[slot]!, frameFields(frame, slot));
-}
-
-/**
- * The rows of one `queryMany`: one request object listed once per row in the channel's batches
- * (answers come in issue order), one array of results, one promise. A fault fails the whole call;
- * a result parked for being too large is fetched like a single statement's.
- */
-class ManyRequest implements Request, FailureSite {
-  readonly deadline: number;
-  readonly generation: number;
-  readonly results: Result[];
-  settle!: (results: Result[]) => void;
-  fail!: (error: unknown) => void;
-  /** The row being queued, for a failure's site while queuing. */
-  params: readonly Value[] | undefined;
-  failed = false;
-  #answered = 0;
-  #waiting = 0;
-
-  constructor(
-    readonly engine: Engine,
-    readonly channel: WorkerChannel,
-    readonly binding: Binding,
-    readonly mode: StatementMode,
-    readonly sql: string,
-    readonly count: number,
-    readonly ctx: DataContext | undefined,
-    readonly timeoutMs: number,
-    readonly maxRows: number,
-  ) {
-    this.deadline = Date.now() + timeoutMs;
-    this.generation = binding.generation;
-    this.results = new Array<Result>(count);
-  }
-
-  get role(): string {
-    return this.channel.label;
-  }
-
-  answer(frame: ReplyFrame, index: number, value: unknown, slot: number, generation: number): void {
-    if (this.failed) return;
-    const at = this.#answered++;
-    const done = statementResult(frame, index, value, slot);
-    if (done !== undefined) {
-      this.results[at] = done;
-      return this.#maybeDone();
-    }
-    if (isFault(value)) return this.reject(this.engine.faults.fault(value, this));
-    const affected = frame.a[index]!;
-    const command = frame.c[slot]!;
-    const fields = frameFields(frame, slot);
-    const lastInsertId = insertIdOf(frame, index);
-    this.#waiting++;
-    this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
-      (rows) => {
-        this.results[at] = result(rows, affected, lastInsertId, command, fields);
-        this.#waiting--;
-        this.#maybeDone();
-      },
-      (error: unknown) => this.reject(error),
-    );
-  }
-
-  #maybeDone(): void {
-    if (!this.failed && this.#answered === this.count && this.#waiting === 0) this.settle(this.results);
-  }
-
-  reject(failure: unknown): void {
-    if (this.failed) return;
-    this.failed = true;
-    this.fail(failure instanceof TransportFailure ? this.engine.faults.transport(failure, this) : failure);
-  }
 }
 
 /** Op `index`'s insert rowid: the id column's number, or (NaN there) none or a bigint listed in `b`. */

@@ -5,7 +5,9 @@
  */
 import type Database from 'better-sqlite3';
 import { commandOf, countsChanges, insertsRows } from './sql-text.js';
-import { bindable, blobs, exactRowBytes, fromInteger, settleRow } from './rows.js';
+import { Args } from './args.js';
+import { blobs, exactRowBytes, fromInteger, settleRow } from './rows.js';
+import { SharedRead } from './shared-read.js';
 import { SingleRowPlans } from './single-row.js';
 import { LruCache } from './statement-cache.js';
 import {
@@ -66,6 +68,8 @@ class TooManyRowsSignal {
 export class Executor {
   readonly #statements: LruCache<string, CachedStatement>;
   readonly #singleRows: SingleRowPlans;
+  /** Readers only: the batch's unpinned reads share one read transaction. */
+  readonly #shared: SharedRead | undefined;
   /** Whether this batch has checked the schema version (once, before its first single-row read). */
   #schemaChecked = false;
   readonly #streams = new Map<number, OpenStream>();
@@ -86,6 +90,18 @@ export class Executor {
   ) {
     this.#statements = new LruCache(options.statementCacheSize);
     this.#singleRows = new SingleRowPlans(db);
+    this.#shared = options.role === 'reader' ? new SharedRead(db) : undefined;
+  }
+
+  /** Before an unpinned statement: on a reader, it runs in the batch's shared read transaction. */
+  shareRead(): void {
+    // A new snapshot may see a new schema: the single-row check asks again.
+    if (this.#shared?.enter(Date.now()) === true) this.#schemaChecked = false;
+  }
+
+  /** Before any other op, and at the end of a batch: the shared read transaction, if any, ends. */
+  endSharedRead(): void {
+    this.#shared?.leave();
   }
 
   /** A new batch: its reply budget, and its SQL texts (each compiled, or found in the cache, once). */
@@ -107,6 +123,11 @@ export class Executor {
   /** The statement in SQL slot `slot` of this batch. */
   statementAt(slot: number): CachedStatement {
     return (this.#slots[slot] ??= this.#statement(this.#texts[slot]!));
+  }
+
+  /** The cached statement for `sql`, compiled on first use. */
+  statementFor(sql: string): CachedStatement {
+    return this.#statement(sql);
   }
 
   #statement(sql: string): CachedStatement {
@@ -408,89 +429,6 @@ export class Executor {
       return { e: error.message, x: Fault.Sqlite };
     }
     return { e: String(error), x: Fault.Internal };
-  }
-}
-
-/** An integral number binds as INTEGER (better-sqlite3 binds every number as REAL). */
-function int(value: SqliteParam | undefined): SqliteParam | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
-}
-
-/**
- * A statement's parameters: a slice of the batch's flat parameter array, bound without copying it
- * when there are few of them (the common case), as { 1: v1, ... } for `$1`/`?1`/`:1` parameters,
- * which better-sqlite3 binds by name.
- */
-class Args {
-  constructor(
-    readonly params: readonly SqliteParam[],
-    readonly first: number,
-    readonly count: number,
-  ) {}
-
-  #array(): SqliteParam[] {
-    return bindable(this.params.slice(this.first, this.first + this.count));
-  }
-
-  #named(): Record<string, SqliteParam> {
-    const values = this.#array();
-    const named: Record<string, SqliteParam> = {};
-    for (let i = 0; i < values.length; i++) named[i + 1] = values[i]!;
-    return named;
-  }
-
-  run(stmt: Database.Statement, numbered: boolean): Database.RunResult {
-    const { params: p, first: f } = this;
-    if (numbered) return stmt.run(this.#named());
-    switch (this.count) {
-      case 0:
-        return stmt.run();
-      case 1:
-        return stmt.run(int(p[f]));
-      case 2:
-        return stmt.run(int(p[f]), int(p[f + 1]));
-      case 3:
-        return stmt.run(int(p[f]), int(p[f + 1]), int(p[f + 2]));
-      case 4:
-        return stmt.run(int(p[f]), int(p[f + 1]), int(p[f + 2]), int(p[f + 3]));
-      default:
-        return stmt.run(this.#array());
-    }
-  }
-
-  /** The values as `stmt.all(...)`'s arguments. */
-  bound(numbered: boolean): SqliteParam[] | [Record<string, SqliteParam>] {
-    return numbered ? [this.#named()] : this.#array();
-  }
-
-  get(stmt: Database.Statement, numbered: boolean): unknown {
-    const { params: p, first: f } = this;
-    if (numbered) return stmt.get(this.#named());
-    switch (this.count) {
-      case 0:
-        return stmt.get();
-      case 1:
-        return stmt.get(int(p[f]));
-      case 2:
-        return stmt.get(int(p[f]), int(p[f + 1]));
-      default:
-        return stmt.get(this.#array());
-    }
-  }
-
-  iterate(stmt: Database.Statement, numbered: boolean): IterableIterator<unknown> {
-    const { params: p, first: f } = this;
-    if (numbered) return stmt.iterate(this.#named());
-    switch (this.count) {
-      case 0:
-        return stmt.iterate();
-      case 1:
-        return stmt.iterate(int(p[f]));
-      case 2:
-        return stmt.iterate(int(p[f]), int(p[f + 1]));
-      default:
-        return stmt.iterate(this.#array());
-    }
   }
 }
 

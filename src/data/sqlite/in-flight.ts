@@ -51,9 +51,9 @@ export class InFlight {
 
   add(batch: Batch): void {
     const { requests, builder } = batch;
-    const deadlines = builder.deadlines.data;
+    const deadlines = builder.deadlines;
     for (let i = 0; i < requests.length; i++) {
-      if (builder.kinds.data[i] !== Op.Skip && deadlines[i]! < batch.earliest) batch.earliest = deadlines[i]!;
+      if (builder.kinds[i] !== Op.Skip && deadlines[i]! < batch.earliest) batch.earliest = deadlines[i]!;
     }
     this.#batches.add(batch);
     this.#arm(batch.earliest);
@@ -89,10 +89,10 @@ export class InFlight {
         continue;
       }
       const { requests, builder } = batch;
-      const deadlines = builder.deadlines.data;
+      const deadlines = builder.deadlines;
       let earliest = Infinity;
       for (let i = 0; i < requests.length; i++) {
-        if (builder.kinds.data[i] === Op.Skip || batch.expired?.[i] === 1) continue;
+        if (builder.kinds[i] === Op.Skip || batch.expired?.[i] === 1) continue;
         const deadline = deadlines[i]!;
         if (deadline <= now) {
           (batch.expired ??= new Uint8Array(requests.length))[i] = 1;

@@ -3,8 +3,9 @@
  *
  * One `call` carries a batch: every request issued on the main thread in the same tick (up to a cap),
  * in columns (BatchFrame), run by the worker in order and answered by one ReplyFrame, also in
- * columns. Short keys and typed arrays keep the msgpack frames small and cheap to build on both
- * sides; both sides import only types from here, plus the op and answer numbers.
+ * columns. Short keys and flat arrays of numbers keep the frames small and cheap to build and to
+ * clone on both sides (plain arrays, not typed ones: see batch.ts); both sides import only types
+ * from here, plus the op and answer numbers.
  */
 
 import type { FieldInfo } from '../values.js';
@@ -33,6 +34,8 @@ export const Op = {
   EndLease: 9,
   /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
   Bind: 10,
+  /** x: [sql, params, counts, maxRows]: one statement over many rows (queryMany), row j's `counts[j]` parameters packed one after the other in `params`. */
+  Many: 11,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
 } as const;
@@ -43,27 +46,27 @@ export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
 export type SqliteParam = null | number | bigint | string | Buffer | Uint8Array;
 
 /**
- * One batch, columnar: typed arrays cross the hop as raw bytes, each distinct SQL text once, and
+ * One batch, columnar: one array of numbers per column, each distinct SQL text once, and
  * the parameters of every statement in one flat array, so a batch of thousands of statements costs
  * a few large copies rather than thousands of small objects on either side.
  */
 export interface BatchFrame {
   /** Op kind per op. */
-  readonly k: Uint8Array;
+  readonly k: number[];
   /** Query/StreamOpen: slot of its SQL in `t`; other ops: index of their arguments in `x`. */
-  readonly s: Int32Array;
+  readonly s: number[];
   /** The distinct SQL texts of the batch. */
   readonly t: string[];
   /** Parameters of every Query/StreamOpen, in op order. */
   readonly p: SqliteParam[];
   /** Parameter count per op. */
-  readonly n: Uint16Array;
+  readonly n: number[];
   /** Deadline per op (ms since the epoch): past it, the op does not run. */
-  readonly d: Float64Array;
+  readonly d: number[];
   /** maxRows (Query) or batch size (StreamOpen) per op. */
-  readonly m: Int32Array;
+  readonly m: number[];
   /** Lease per op. */
-  readonly l: Int32Array;
+  readonly l: number[];
   /** Arguments of the other ops. */
   readonly x: unknown[][];
 }
@@ -79,11 +82,11 @@ export const Answer = {
 
 /** The reply to a batch, columnar like the batch. */
 export interface ReplyFrame {
-  readonly k: Uint8Array;
+  readonly k: number[];
   /** Affected rows per op (statements). */
-  readonly a: Float64Array;
+  readonly a: number[];
   /** Last insert rowid per op; NaN: none. Beyond 2^53 it is in `b`. */
-  readonly i: Float64Array;
+  readonly i: number[];
   /** Values of the ops answered with Answer.Value, in op order. */
   readonly v: unknown[];
   /** Per SQL slot: the command tag's verb ('' if it never compiled). */
@@ -152,6 +155,23 @@ export interface StreamReply {
   readonly z?: boolean;
 }
 
+/**
+ * The rows of an Op.Many, answered together (the first fault instead ends the op, and the
+ * transaction queryMany runs in rolls back): affected rows and insert ids per row as in ReplyFrame.
+ */
+export interface ManyReply {
+  readonly a: number[];
+  readonly i: number[];
+  /** [row, rowid] for rowids beyond 2^53. */
+  readonly b: [number, bigint][];
+  /** Per row: its rows, or where they were parked; absent when no row returned any. */
+  readonly v?: (Record<string, unknown>[] | ParkedRows | undefined)[];
+  /** Rows whose values hold BLOBs. */
+  readonly y: number[];
+  readonly c: string;
+  readonly f: readonly string[] | null;
+}
+
 /** PRAGMA wal_checkpoint's row: busy (1 when it could not finish), WAL frames, frames checkpointed. */
 export interface CheckpointReply {
   readonly busy: number;
@@ -164,7 +184,7 @@ export interface PrepareReply {
   readonly f: readonly string[];
 }
 
-export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | FaultReply | true;
+export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | FaultReply | true;
 
 export function isFault(reply: unknown): reply is FaultReply {
   return typeof reply === 'object' && reply !== null && typeof (reply as FaultReply).x === 'string';

@@ -12,8 +12,9 @@ import type { TimerEntry } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/index.js';
 import type { DirectReply, DirectRequest } from './direct-link.js';
 import { Executor } from './executor.js';
+import { runMany } from './many.js';
 import { blobs } from './rows.js';
-import { Answer, Fault, NO_LEASE, Op, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type WorkerOptions } from './protocol.js';
+import { Answer, Fault, NO_LEASE, Op, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type SqliteParam, type WorkerOptions } from './protocol.js';
 
 /** Leases aborted by the read cap, remembered so that their late ops fail typed; older ones are forgotten. */
 const ABORTED_LEASES_KEPT = 64;
@@ -85,18 +86,32 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
   };
 
   override handleCall(frame: BatchFrame): ReplyFrame {
+    const size = frame.k.length;
+    const texts = frame.t.length;
+    const reply: ReplyFrame = {
+      k: new Array<number>(size).fill(Answer.Done),
+      a: new Array<number>(size).fill(0),
+      i: new Array<number>(size).fill(NaN),
+      v: [],
+      c: new Array<string>(texts).fill(''),
+      f: new Array<readonly string[] | null>(texts).fill(null),
+      b: [],
+      y: [],
+    };
+    this.#executor.startBatch(frame.t);
+    try {
+      this.#runBatch(frame, reply);
+    } finally {
+      this.#executor.endSharedRead();
+    }
+    return reply;
+  }
+
+  #runBatch(frame: BatchFrame, reply: ReplyFrame): void {
+    const { k: answers, a: affected, i: insertIds, v: values, c: commands, f: columns, b: bigIds, y: withBlobs } = reply;
     const { k: kinds, s: slots, t: texts, p: params, n: counts, d: deadlines, m: limits, l: leases, x: args } = frame;
     const size = kinds.length;
-    const answers = new Uint8Array(size);
-    const affected = new Float64Array(size);
-    const insertIds = new Float64Array(size);
-    const values: unknown[] = [];
-    const commands: string[] = new Array(texts.length).fill('');
-    const columns: (readonly string[] | null)[] = new Array(texts.length).fill(null);
-    const bigIds: [number, bigint][] = [];
-    const withBlobs: number[] = [];
     const executor = this.#executor;
-    executor.startBatch(texts);
     let offset = 0;
     for (let i = 0; i < size; i++) {
       const kind = kinds[i]!;
@@ -109,6 +124,8 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
       }
       let value: unknown;
       try {
+        if (kind === Op.Query && leases[i] === NO_LEASE) executor.shareRead();
+        else executor.endSharedRead();
         if (kind === Op.Query) {
           const slot = slots[i]!;
           const entry = executor.statementAt(slot);
@@ -141,7 +158,6 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
         values.push(value);
       }
     }
-    return { k: answers, a: affected, i: insertIds, v: values, c: commands, f: columns, b: bigIds, y: withBlobs };
   }
 
   #run(kind: number, args: unknown[], lease: number, deadline: number, executor: Executor): unknown {
@@ -165,6 +181,8 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
         return true;
       case Op.Ping:
         return true;
+      case Op.Many:
+        return this.#leased(lease) ?? runMany(executor, args[0] as string, args[1] as SqliteParam[], args[2] as number[], args[3] as number, deadline);
       case Op.Bind:
         this.#bound = this.#link === undefined ? 0 : (args[0] as number);
         return this.#bound !== 0;
@@ -223,3 +241,6 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
 
 /** The export `spawnPlaced` names: a fresh server per actor. */
 export const sqliteWorker = (options: WorkerOptions) => GenServer.behaviour(() => new SqliteWorker(options));
+
+
+

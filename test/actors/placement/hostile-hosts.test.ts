@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { behaviourModule, placementStats, type ActorSystem, type Ref } from '../../../src/actors/index.js';
+import { behaviourModule, placementStats, Ref, type ActorSystem } from '../../../src/actors/index.js';
 import { placementHub } from '../../../src/actors/placement/hub.js';
 import { eventually, sleep } from '../../support/systems.js';
 import { recorder } from '../helpers.js';
@@ -151,6 +151,21 @@ describe('a host cannot speak for others', () => {
       expect(await ask(system, hostile, { exit: victim, reason: 'kill' })).toBe('sent');
       expect(await down).toBe('killed');
       await killAll(system, hostile, spoofed);
+    });
+
+    it(`${placement}: an Exit naming another node's actor with the host's creation as its sender is dropped`, async () => {
+      const system = placementSystem();
+      const hub = placementHub(system);
+      const { ref: victim } = recorder(system);
+      const hostile = await spawnHostile(system, placement);
+      // Same creation as the host's, but another node's: not one of the host's actors.
+      const stranger = new Ref('elsewhere@127.0.0.1:1', hostile.id, hostile.creation);
+      const before = hub.stats.framesForged;
+      expect(await attack(system, hostile, { forgeExit: victim, from: stranger, reason: 'kill', via: system.creation })).toBe('forged');
+      expect(await ask(system, hostile, 'ping')).toBe('pong');
+      expect(system.isAlive(victim)).toBe(true);
+      expect(hub.stats.framesForged - before).toBe(1);
+      await killAll(system, hostile, victim);
     });
   }
 });

@@ -1,0 +1,181 @@
+/**
+ * The main thread's side of `queryMany`: the rows are encoded into packed chunks (Op.Many: one op,
+ * one flat parameter array, one reply per chunk, see many.ts), each sent as soon as it is full so
+ * that the worker runs one while the next is encoded; one request object and one promise for all.
+ */
+import type { DataContext } from '../context.js';
+import { RowTooLarge } from '../errors.js';
+import type { Result, Value } from '../values.js';
+import { TransportFailure, type Request, type WorkerChannel } from './channel.js';
+import type { FailureSite, FaultMapper, StatementMode } from './faults.js';
+import { encodeParams } from './params.js';
+import { isFault, Op, type ManyReply, type ParkedRows, type ReplyFrame, type SqliteParam } from './protocol.js';
+import { fieldsOf, NO_FIELDS, result } from './result.js';
+import { restoreBlobs } from './rows.js';
+
+/** Rows per chunk at most: bounds the worker's time on one op and the main thread's wait for its first results. */
+const MAX_CHUNK_ROWS = 8_192;
+/** Bytes of framing per chunk beyond its SQL and parameters, and per row (its parameter count). */
+const CHUNK_BYTES = 64;
+const ROW_BYTES = 9;
+
+/** What a ManyRequest needs of the engine. */
+export interface ManyEngine {
+  readonly faults: FaultMapper;
+  fetchParked(channel: WorkerChannel, id: number, generation: number, site: FailureSite): Promise<Record<string, unknown>[]>;
+}
+
+export interface ManyTarget {
+  readonly channel: WorkerChannel;
+  readonly generation: number;
+  readonly lease: number;
+  readonly mode: StatementMode;
+}
+
+/**
+ * Queues `rows` in chunks on `target.channel` (in order: they run in order); `settle` gets every
+ * result in row order, `fail` the first failure. Encoding failures (EncodeFailed, TooManyParameters,
+ * a row over the payload cap: RowTooLarge, QueueFull) fail it at once.
+ */
+export function queueMany(
+  engine: ManyEngine,
+  target: ManyTarget,
+  sql: string,
+  rows: readonly (readonly Value[])[],
+  ctx: DataContext | undefined,
+  timeoutMs: number,
+  maxRows: number,
+  settle: (results: Result[]) => void,
+  fail: (error: unknown) => void,
+): void {
+  const many = new ManyRequest(engine, target, sql, rows.length, ctx, timeoutMs, settle, fail);
+  const { channel } = target;
+  const budget = channel.budgetBytes;
+  const base = CHUNK_BYTES + 5 + sql.length * 3;
+  // A chunk is sent once it passes half the budget: two fit in one frame, and none is over.
+  const sendAt = Math.max(base + 1, budget >> 1);
+  let params: SqliteParam[] = [];
+  let counts: number[] = [];
+  let bytes = base;
+  const send = (): void => {
+    channel.op(many, Op.Many, [sql, params, counts, maxRows], bytes, many.deadline, target.lease, true);
+    params = [];
+    counts = [];
+    bytes = base;
+  };
+  try {
+    for (let i = 0; i < rows.length && !many.failed; i++) {
+      many.params = rows[i];
+      const start = params.length;
+      const rowBytes = encodeParams(rows[i], params) + ROW_BYTES;
+      const count = params.length - start;
+      if (base + rowBytes > budget) {
+        params.length = start;
+        throw new RowTooLarge(base + rowBytes, budget);
+      }
+      if (counts.length > 0 && bytes + rowBytes > budget) {
+        // This row would push the chunk over the cap: it starts the next one.
+        const moved = params.splice(start);
+        send();
+        params = moved;
+      }
+      counts.push(count);
+      bytes += rowBytes;
+      if (bytes >= sendAt || counts.length >= MAX_CHUNK_ROWS) send();
+    }
+    if (counts.length > 0 && !many.failed) send();
+  } catch (error) {
+    many.reject(error);
+  } finally {
+    many.params = undefined;
+  }
+}
+
+/**
+ * The rows of one `queryMany`: one request object listed once per chunk in the channel's batches
+ * (answers come in issue order), one array of results, one promise. A fault fails the whole call;
+ * a result parked for being too large is fetched like a single statement's.
+ */
+class ManyRequest implements Request, FailureSite {
+  readonly deadline: number;
+  readonly generation: number;
+  readonly results: Result[];
+  readonly channel: WorkerChannel;
+  readonly mode: StatementMode;
+  /** The row being queued, for a failure's site while queuing. */
+  params: readonly Value[] | undefined;
+  failed = false;
+  #answered = 0;
+  #waiting = 0;
+
+  constructor(
+    readonly engine: ManyEngine,
+    target: ManyTarget,
+    readonly sql: string,
+    readonly count: number,
+    readonly ctx: DataContext | undefined,
+    readonly timeoutMs: number,
+    readonly settle: (results: Result[]) => void,
+    readonly fail: (error: unknown) => void,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+    this.generation = target.generation;
+    this.channel = target.channel;
+    this.mode = target.mode;
+    this.results = new Array<Result>(count);
+  }
+
+  get role(): string {
+    return this.channel.label;
+  }
+
+  answer(_frame: ReplyFrame, _index: number, value: unknown, _slot: number, generation: number): void {
+    if (this.failed) return;
+    if (isFault(value)) return this.reject(this.engine.faults.fault(value, this));
+    const reply = value as ManyReply;
+    const { a: affected, v: values, c: command } = reply;
+    const fields = values === undefined ? NO_FIELDS : fieldsOf(reply.f);
+    const results = this.results;
+    for (let j = 0; j < affected.length; j++) {
+      const at = this.#answered++;
+      const rows = values?.[j];
+      const lastInsertId = insertIdOf(reply, j);
+      if (rows === undefined) results[at] = result([], affected[j]!, lastInsertId, command, NO_FIELDS);
+      else if (Array.isArray(rows)) {
+        if (reply.y.length > 0 && reply.y.includes(j)) restoreBlobs(rows);
+        results[at] = result(rows, affected[j]!, lastInsertId, command, fields);
+      } else this.#fetch(at, (rows as ParkedRows).parked, affected[j]!, lastInsertId, command, fields, generation);
+    }
+    this.#maybeDone();
+  }
+
+  #fetch(at: number, parked: number, affected: number, lastInsertId: number | bigint | null, command: string, fields: Result['fields'], generation: number): void {
+    this.#waiting++;
+    this.engine.fetchParked(this.channel, parked, generation, this).then(
+      (rows) => {
+        this.results[at] = result(rows, affected, lastInsertId, command, fields);
+        this.#waiting--;
+        this.#maybeDone();
+      },
+      (error: unknown) => this.reject(error),
+    );
+  }
+
+  #maybeDone(): void {
+    if (!this.failed && this.#answered === this.count && this.#waiting === 0) this.settle(this.results);
+  }
+
+  reject(failure: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.fail(failure instanceof TransportFailure ? this.engine.faults.transport(failure, this) : failure);
+  }
+}
+
+/** Row `j`'s insert rowid: its number, or (NaN) none or a bigint listed in `b`. */
+function insertIdOf(reply: ManyReply, j: number): number | bigint | null {
+  const id = reply.i[j]!;
+  if (id === id) return id;
+  for (const [at, big] of reply.b) if (at === j) return big;
+  return null;
+}
