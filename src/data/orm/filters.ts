@@ -148,3 +148,68 @@ export function matchConditions(refs: Readonly<Record<string, ColumnRef>>, table
   }
   return out;
 }
+
+/** A column's part of a plan key: every property of it that the statement's text or decoding reads. */
+export function columnKey(col: ColumnRef): string {
+  if (!isColumnRef(col)) throw new InvalidQuery('not a column reference (use Model.c.<column>)');
+  // Length-prefixed, so no name can pass for another name plus a separator.
+  return `${col.table.length}:${col.table}${col.name.length}:${col.name}${col.kind}${col.nullable ? '?' : '!'}`;
+}
+
+/**
+ * A condition's shape (its nodes, operators and columns, not its values) for the plan cache, with
+ * its values bound into `params` in the order compileCondition binds them. Runs on every call, so
+ * each node passes the same checks as in compileCondition (brand, operator, parts) and each value is
+ * encoded afresh; undefined for a shape a plan does not cover (a raw `sql` fragment).
+ */
+export function conditionKey(cond: Condition, dialect: Dialect, params: Value[]): string | undefined {
+  if (!isCondition(cond)) throw new InvalidQuery('not a condition (build one with eq, and, where(sql`...`), ... or pass { column: value })');
+  switch (cond.t) {
+    case 'cmp': {
+      if (!CMP_OPS.has(cond.op)) throw new InvalidQuery(`not a comparison operator: ${JSON.stringify(String(cond.op))}`);
+      if (isColumnRef(cond.value)) return `c${cond.op}\u0001${columnKey(cond.col)}\u0001${columnKey(cond.value)}\u0002`;
+      params.push(encodeValue(cond.col.kind, cond.value, cond.col.name));
+      return `c${cond.op}\u0001${columnKey(cond.col)}\u0002`;
+    }
+    case 'in': {
+      if (!Array.isArray(cond.values)) throw new InvalidQuery('inList() needs an array of values');
+      const negate = cond.negate ? 'n' : 'i';
+      if (cond.values.length === 0) return `${negate}0\u0002`;
+      const col = columnKey(cond.col);
+      const encoded = cond.values.map((v) => encodeValue(cond.col.kind, v, cond.col.name));
+      const array = dialect.arrayParam(encoded);
+      if (array !== undefined) {
+        params.push(array);
+        return `${negate}a\u0001${col}\u0002`;
+      }
+      // One placeholder per value: the count is part of the text.
+      for (const v of encoded) params.push(v);
+      return `${negate}${encoded.length}\u0001${col}\u0002`;
+    }
+    case 'like':
+      if (typeof cond.pattern !== 'string') throw new InvalidQuery('like() needs a string pattern');
+      params.push(encodeValue('text', dialect.likeParam(cond.pattern), cond.col.name));
+      return `l\u0001${columnKey(cond.col)}\u0002`;
+    case 'null':
+      return `${cond.negate ? 'N' : 'u'}\u0001${columnKey(cond.col)}\u0002`;
+    case 'and':
+    case 'or': {
+      if (!Array.isArray(cond.items)) throw new InvalidQuery(`${cond.t}() needs conditions`);
+      let key = cond.t === 'and' ? '&(' : '|(';
+      for (const item of cond.items) {
+        const part = conditionKey(item, dialect, params);
+        if (part === undefined) return undefined;
+        key += part;
+      }
+      return `${key})`;
+    }
+    case 'not': {
+      const part = conditionKey(cond.item, dialect, params);
+      return part === undefined ? undefined : `!(${part})`;
+    }
+    case 'sql':
+      return undefined;
+    default:
+      throw new InvalidQuery(`not a condition: ${JSON.stringify((cond as { t?: unknown }).t)}`);
+  }
+}

@@ -10,6 +10,8 @@ import { InvalidQuery, OrmTooManyRows } from './errors.js';
 import type { Row, Value } from '../values.js';
 import { aggregateDecoder, aggregateSql, isAggregate, type Aggregate } from './aggregates.js';
 import { codecFor, decodeRows, decodeShape, shapeDecoders, type Decoder, type ModelCodec } from './codec.js';
+import { shapeRowDecoder } from './compiled.js';
+import { cachedPlan, decodePlanRows, keepPlan, planKey, type Plan } from './plan.js';
 import { quoteIdent } from './dialect.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { exec, type Scope } from './execute.js';
@@ -224,7 +226,8 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
 
   /** The SELECT this query runs (for logs and tests): text and bound values. */
   toSql(): BuiltQuery {
-    return this.build(this.limitN);
+    const { text, params } = this.planned(this.limitN);
+    return { text, params };
   }
 
   // ---- building ----
@@ -327,9 +330,37 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
     return { text, params };
   }
 
+  /**
+   * The statement with its plan: the cached text and decoder when this shape was built before, this
+   * call's values bound either way; a shape with no plan (a raw `sql` condition) is built afresh.
+   */
+  private planned(limit: number | undefined, orders: readonly Order[] = this.orders, extra?: Condition): BuiltQuery & { readonly plan: Plan | undefined } {
+    const params: Value[] = [];
+    const parts = { codec: this.codec, selection: this.selection, joins: this.joins, conds: this.conds, extra, groups: this.groups, orders, limit, offset: this.offsetN };
+    const key = planKey(parts, params);
+    if (key !== undefined) {
+      const hit = cachedPlan(key);
+      if (hit !== undefined) return { text: hit.text, params, plan: hit };
+    }
+    const built = this.build(limit, orders, extra);
+    // The key's walk binds as the build does; were they ever to differ, the build alone is used.
+    if (key === undefined || built.params.length !== params.length) return { ...built, plan: undefined };
+    const shape = this.decoding();
+    let decode: Plan['decode'];
+    if (shape === undefined) decode = this.codec.decodeNames.length === 0 ? undefined : this.codec.decodeRow;
+    else decode = shape.names.length === 0 ? undefined : shapeRowDecoder(shape.names, shape.decoders);
+    const plan: Plan = { text: built.text, decode };
+    keepPlan(key, plan);
+    return { ...built, plan };
+  }
+
   private async run(limit: number | undefined, orders?: readonly Order[], extra?: Condition): Promise<Row[]> {
-    const { text, params } = this.build(limit, orders, extra);
+    const { text, params, plan } = this.planned(limit, orders, extra);
     const result = await exec(this.scope, this.codec.meta, text, params, limit === undefined ? undefined : { maxRows: limit });
+    if (plan !== undefined) {
+      decodePlanRows(plan, result.rows);
+      return result.rows;
+    }
     const shape = this.decoding();
     if (shape === undefined) decodeRows(this.codec, result.rows);
     else decodeShape(result.rows, shape.names, shape.decoders);
