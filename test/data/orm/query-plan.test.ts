@@ -87,6 +87,40 @@ function condition(shape: Shape, seed: number, at = { i: 0 }): Condition {
   }
 }
 
+const OP_NAMES = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const;
+
+/** The shape with one node changed in each way a shape can differ from its neighbours. */
+function nodeVariants(shape: Shape): Shape[] {
+  switch (shape.t) {
+    case 'cmp':
+      return OP_NAMES.filter((op) => op !== shape.op).map((op) => ({ ...shape, op }));
+    case 'in':
+      return [{ ...shape, negate: !shape.negate }, { ...shape, n: shape.n === 0 ? 2 : 0 }, { ...shape, n: shape.n + 1 }];
+    case 'like':
+      return [{ t: 'null', col: shape.col, negate: false }];
+    case 'null':
+      return [{ ...shape, negate: !shape.negate }];
+    case 'and':
+    case 'or':
+      return [
+        { ...shape, t: shape.t === 'and' ? 'or' : 'and' },
+        ...shape.items.flatMap((item, i) => nodeVariants(item).map((v) => ({ ...shape, items: shape.items.map((x, j) => (j === i ? v : x)) }))),
+      ];
+    case 'not':
+      return [shape.item, ...nodeVariants(shape.item).map((item) => ({ ...shape, item }))];
+  }
+}
+
+function variants(shape: QueryShape): QueryShape[] {
+  return [
+    { ...shape, limit: !shape.limit },
+    { ...shape, offset: !shape.offset },
+    { ...shape, select: shape.select === 'all' ? 'custom' : 'all' },
+    { ...shape, order: shape.order.map(([c, d]) => [c, d === 'asc' ? 'desc' : 'asc'] as const) },
+    ...shape.where.flatMap((item, i) => nodeVariants(item).map((v) => ({ ...shape, where: shape.where.map((x, j) => (j === i ? v : x)) }))),
+  ];
+}
+
 interface QueryShape {
   readonly join: boolean;
   readonly where: readonly Shape[];
@@ -150,20 +184,26 @@ describe.each(BACKENDS)('ORM statement plans on $name', (backend) => {
 
   it('a cached plan gives the text, parameters and rows of a fresh build, for random shapes and values', async () => {
     await fc.assert(
-      fc.asyncProperty(queryShape, fc.nat(1_000), fc.nat(1_000), async (shape, seedA, seedB) => {
+      // Shapes and their near neighbours share the cache: two shapes that differ anywhere must not share a plan.
+      fc.asyncProperty(fc.array(queryShape, { minLength: 1, maxLength: 4 }), fc.nat(1_000), fc.nat(1_000), async (drawn, seedA, seedB) => {
+        const shapes = drawn.flatMap((shape) => [shape, ...variants(shape).slice(0, 24)]);
         clearPlans();
-        build(orm, shape, seedA).toSql();
-        const cached = build(orm, shape, seedB).toSql();
-        // The second query found the first one's plan: one shape, one plan.
-        expect(planCount()).toBe(1);
-        const cachedRows = await build(orm, shape, seedB).all();
+        for (const shape of shapes) build(orm, shape, seedA).toSql();
+        const plans = planCount();
+        const cached = shapes.map((shape) => build(orm, shape, seedB).toSql());
+        // Each query found the plan its shape made with other values.
+        expect(planCount()).toBe(plans);
+        const cachedRows = await build(orm, shapes[0]!, seedB).all();
         clearPlans();
-        const fresh = build(orm, shape, seedB).toSql();
+        const fresh = shapes.map((shape) => {
+          clearPlans();
+          return build(orm, shape, seedB).toSql();
+        });
         expect(cached).toEqual(fresh);
         clearPlans();
-        expect(cachedRows).toEqual(await build(orm, shape, seedB).all());
+        expect(cachedRows).toEqual(await build(orm, shapes[0]!, seedB).all());
       }),
-      { seed: 1_617, numRuns: 60 },
+      { seed: 1_617, numRuns: 80 },
     );
   });
 
