@@ -149,11 +149,29 @@ export function matchConditions(refs: Readonly<Record<string, ColumnRef>>, table
   return out;
 }
 
-/** A column's part of a plan key: every property of it that the statement's text or decoding reads. */
+const refKeys = new WeakMap<ColumnRef, string>();
+const refIds = new Map<string, string>();
+/** Distinct columns given short keys at most (a model's columns are a handful; more get their long key). */
+const REF_IDS_MAX = 4_096;
+
+/**
+ * A column's part of a plan key: every property of it that the statement's text or decoding reads.
+ * A frozen reference (each one `defineModel` makes) keeps a short key, `#n.`, for the same properties.
+ */
 export function columnKey(col: ColumnRef): string {
   if (!isColumnRef(col)) throw new InvalidQuery('not a column reference (use Model.c.<column>)');
-  // Length-prefixed, so no name can pass for another name plus a separator.
-  return `${col.table.length}:${col.table}${col.name.length}:${col.name}${col.kind}${col.nullable ? '?' : '!'}`;
+  const known = refKeys.get(col);
+  if (known !== undefined) return known;
+  // Length-prefixed, so no name can pass for another name plus a separator (or for a short key).
+  const long = `${col.table.length}:${col.table}${col.name.length}:${col.name}${col.kind}${col.nullable ? '?' : '!'}`;
+  if (!Object.isFrozen(col)) return long;
+  let id = refIds.get(long);
+  if (id === undefined) {
+    if (refIds.size >= REF_IDS_MAX) return long;
+    refIds.set(long, (id = `#${refIds.size}.`));
+  }
+  refKeys.set(col, id);
+  return id;
 }
 
 /**
