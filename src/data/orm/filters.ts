@@ -185,9 +185,10 @@ export function conditionKey(cond: Condition, dialect: Dialect, params: Value[])
   switch (cond.t) {
     case 'cmp': {
       if (!CMP_OPS.has(cond.op)) throw new InvalidQuery(`not a comparison operator: ${JSON.stringify(String(cond.op))}`);
-      if (isColumnRef(cond.value)) return `c${cond.op}\u0001${columnKey(cond.col)}\u0001${columnKey(cond.value)}\u0002`;
+      const col = columnKey(cond.col);
+      if (isColumnRef(cond.value)) return `c${cond.op}\u0001${col}\u0001${columnKey(cond.value)}\u0002`;
       params.push(encodeValue(cond.col.kind, cond.value, cond.col.name));
-      return `c${cond.op}\u0001${columnKey(cond.col)}\u0002`;
+      return `c${cond.op}\u0001${col}\u0002`;
     }
     case 'in': {
       if (!Array.isArray(cond.values)) throw new InvalidQuery('inList() needs an array of values');
@@ -204,10 +205,12 @@ export function conditionKey(cond: Condition, dialect: Dialect, params: Value[])
       for (const v of encoded) params.push(v);
       return `${negate}${encoded.length}\u0001${col}\u0002`;
     }
-    case 'like':
+    case 'like': {
       if (typeof cond.pattern !== 'string') throw new InvalidQuery('like() needs a string pattern');
+      const col = columnKey(cond.col);
       params.push(encodeValue('text', dialect.likeParam(cond.pattern), cond.col.name));
-      return `l\u0001${columnKey(cond.col)}\u0002`;
+      return `l\u0001${col}\u0002`;
+    }
     case 'null':
       return `${cond.negate ? 'N' : 'u'}\u0001${columnKey(cond.col)}\u0002`;
     case 'and':
