@@ -166,3 +166,17 @@ export async function ormFixture(opened: OpenedBackend): Promise<OrmFixture> {
   counting.reset();
   return { opened, counting, orm };
 }
+
+/** Four users (one inactive with no name, one whose name holds LIKE wildcards) and 1-4 posts each. */
+export async function seedUsersAndPosts(orm: Orm): Promise<void> {
+  const users = await orm.insertMany(User, [
+    { email: 'ada@x', name: 'Ada' },
+    { email: 'bob@x', name: 'bob' },
+    { email: 'cy@x', name: null, active: false },
+    { email: 'dee@x', name: 'Dee_%' },
+  ]);
+  await orm.insertMany(
+    Post,
+    users.flatMap((u, i) => Array.from({ length: i + 1 }, (_, j) => ({ authorId: u.id, title: `${u.email}#${j}`, score: (i + 1) * 10 + j }))),
+  );
+}

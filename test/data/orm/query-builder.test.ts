@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidQuery, OrmTooManyRows, TooManyRows } from '../../../src/data/index.js';
 import { and, avg, count, defineModel, eq, field, gt, gte, inList, isNull, isNotNull, like, lt, lte, max, min, ne, not, notInList, or, Orm, sql, sum, where } from '../../../src/data/orm/index.js';
 import { BACKENDS, openForEachTest } from '../backends.js';
-import { ormFixture, Post, User, type OrmFixture } from './core-support.js';
+import { ormFixture, Post, seedUsersAndPosts, User, type OrmFixture } from './core-support.js';
 
 describe.each(BACKENDS)('ORM queries on $name', (backend) => {
   let fx: OrmFixture;
@@ -15,16 +15,7 @@ describe.each(BACKENDS)('ORM queries on $name', (backend) => {
   openForEachTest(backend, async (opened) => {
     fx = await ormFixture(opened);
     orm = fx.orm;
-    const users = await orm.insertMany(User, [
-      { email: 'ada@x', name: 'Ada' },
-      { email: 'bob@x', name: 'bob' },
-      { email: 'cy@x', name: null, active: false },
-      { email: 'dee@x', name: 'Dee_%' },
-    ]);
-    await orm.insertMany(
-      Post,
-      users.flatMap((u, i) => Array.from({ length: i + 1 }, (_, j) => ({ authorId: u.id, title: `${u.email}#${j}`, score: (i + 1) * 10 + j }))),
-    );
+    await seedUsersAndPosts(orm);
   });
 
   const emails = async (q: ReturnType<Orm['query']>): Promise<string[]> => (await q.orderBy('email').all()).map((u) => (u as { email: string }).email);

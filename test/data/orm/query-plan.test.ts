@@ -10,7 +10,7 @@ import { and, eq, gt, gte, inList, isNotNull, isNull, like, lt, lte, ne, not, no
 import type { ColumnRef } from '../../../src/data/orm/model.js';
 import { clearPlans, PLAN_CACHE_MAX, planCount } from '../../../src/data/orm/plan.js';
 import { BACKENDS, openForEachTest } from '../backends.js';
-import { ormFixture, Post, User } from './core-support.js';
+import { ormFixture, Post, seedUsersAndPosts, User } from './core-support.js';
 
 /** Columns a shape may use, by name; values for each come from `value` and a seed. */
 const COLUMNS: Record<string, ColumnRef<any>> = {
@@ -170,16 +170,7 @@ describe.each(BACKENDS)('ORM statement plans on $name', (backend) => {
   let orm: Orm;
   openForEachTest(backend, async (opened) => {
     orm = (await ormFixture(opened)).orm;
-    const users = await orm.insertMany(User, [
-      { email: 'ada@x', name: 'Ada' },
-      { email: 'bob@x', name: 'bob' },
-      { email: 'cy@x', name: null, active: false },
-      { email: 'dee@x', name: 'Dee_%' },
-    ]);
-    await orm.insertMany(
-      Post,
-      users.flatMap((u, i) => Array.from({ length: i + 1 }, (_, j) => ({ authorId: u.id, title: `${u.email}#${j}`, score: (i + 1) * 10 + j }))),
-    );
+    await seedUsersAndPosts(orm);
   });
 
   it('a cached plan gives the text, parameters and rows of a fresh build, for random shapes and values', async () => {
