@@ -38,16 +38,19 @@ export class NodeMetrics {
         },
       });
     };
-    new Gauge({
-      name: `${prefix}node_links_up`,
-      help: 'Authenticated links to other nodes, up now.',
-      labelNames: ['node'],
-      registers,
-      collect() {
-        this.reset();
-        for (const node of live()) this.set({ node: node.name }, node.stats().linksUp);
-      },
-    });
+    const gauge = (name: string, help: string, read: (stats: NodeStats) => number): void => {
+      new Gauge({
+        name: `${prefix}${name}`,
+        help,
+        labelNames: ['node'],
+        registers,
+        collect() {
+          this.reset();
+          for (const node of live()) this.set({ node: node.name }, read(node.stats()));
+        },
+      });
+    };
+    gauge('node_links_up', 'Authenticated links to other nodes, up now.', (stats) => stats.linksUp);
     new Gauge({
       name: `${prefix}node_queued_bytes`,
       help: 'Bytes queued on a link: sent and unacknowledged by the peer, or waiting for its credit.',
@@ -58,16 +61,7 @@ export class NodeMetrics {
         for (const node of live()) for (const link of node.links()) this.set({ node: node.name, peer: link.node }, link.queuedBytes);
       },
     });
-    new Gauge({
-      name: `${prefix}node_auto_connect_pending_bytes`,
-      help: 'Bytes of traffic held for nodes being auto-connected, now.',
-      labelNames: ['node'],
-      registers,
-      collect() {
-        this.reset();
-        for (const node of live()) this.set({ node: node.name }, node.stats().autoConnect.pendingBytes);
-      },
-    });
+    gauge('node_auto_connect_pending_bytes', 'Bytes of traffic held for nodes being auto-connected, now.', (stats) => stats.autoConnect.pendingBytes);
     counter('node_auto_connect_flushed_total', 'Frames held while auto-connecting, sent once the node came up.', (stats) => stats.autoConnect.flushed);
     counter('node_handshakes_total', 'Handshakes completed (links up).', (stats) => stats.handshakesCompleted);
     counter('node_links_down_total', 'Links that went down.', (stats) => stats.linksDown);
