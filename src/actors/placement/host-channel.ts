@@ -2,7 +2,7 @@
  * Starting a host (a worker thread or a child process) and carrying bytes to and from it. The host
  * runs `host-main`; from source (tsx, vitest) it is a .ts file, so the host loads tsx first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Socket } from 'node:net';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { ShutdownWith } from '../exit.js';
+import { signalGroup, spawnInGroup } from '../os/process-group.js';
 import { FrameLink, type LinkLimits } from './frame-link.js';
 import { channelLimits } from './limits.js';
 
@@ -51,7 +52,7 @@ export interface HostChannel {
   readonly threadId: number | undefined;
   /** Bytes and flow control of the channel. */
   readonly link: FrameLink;
-  /** Stops the host now (worker.terminate, SIGKILL). */
+  /** Stops the host now (worker.terminate, SIGKILL to a process's group). */
   terminate(): void;
 }
 
@@ -145,6 +146,11 @@ function startThread(init: HostInit, events: HostEvents): HostChannel {
  * A child process. Frames travel on a pipe of their own (fd 3), not on Node's IPC channel, so no
  * byte the child writes is deserialized by anything but the link, which checks each record's length
  * against the cap before buffering it. Garbage or an oversized length kills the child.
+ *
+ * The child leads a process group of its own, and is killed as a group: what a handler in it
+ * started (a shell, a converter) goes with it, at a hard timeout as when this process dies
+ * (os/process-group.ts). A terminal's Ctrl-C no longer reaches it directly: the parent, stopping or
+ * dying, ends it.
  */
 function startProcess(init: HostInit, events: HostEvents): HostChannel {
   const loader = tsxModule('tsx');
@@ -153,16 +159,16 @@ function startProcess(init: HostInit, events: HostEvents): HostChannel {
       ? [...process.execArgv]
       : [...process.execArgv, '--import', loader];
   if (init.maxHeapMb !== undefined) execArgv.push(`--max-old-space-size=${init.maxHeapMb}`);
-  const child: ChildProcess = spawn(process.execPath, [...execArgv, fileURLToPath(entryUrl), JSON.stringify(init)], {
+  const child: ChildProcess = spawnInGroup(process.execPath, [...execArgv, fileURLToPath(entryUrl), JSON.stringify(init)], {
+    cwd: undefined,
+    env: {},
     stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
   });
   const socket = child.stdio[HOST_CHANNEL_FD] as Socket | null;
   const limits = channelLimits(init.payloadLimitBytes);
   let lastError: Error | undefined;
   let exited = false;
-  const kill = (): void => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
+  const kill = (): void => void signalGroup(child, 'SIGKILL');
   const cut = (why: string): void => {
     link.close();
     socket?.destroy();

@@ -1,84 +1,26 @@
 /**
- * OS processes in their own process group, so a signal reaches the program and everything it
- * started (`kill(-pid)`), and a guard that SIGKILLs every group still alive when this Node.js
- * process exits. No program or probe outlives its supervisor: stops kill the group, an actor that
- * exits without running `terminate` (killed, system shutdown) kills its groups at once, the exit
- * hook covers `process.exit`, and a watchdog (group-watchdog.ts) covers a death no hook sees: SIGKILL,
- * a fatal signal, the OOM killer. (An application should still stop its supervisors on
- * SIGINT/SIGTERM, as the example does, so that programs get their stop signal and time.)
+ * Programs and probes run in process groups of their own (src/actors/os/process-group.ts); this
+ * counts the ones started here, for tests and admin.
  */
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { unwatchGroup, watchGroup } from './group-watchdog.js';
+import type { ChildProcess } from 'node:child_process';
+import { spawnInGroup as spawnGroup, type GroupSpawnOptions } from '../../actors/os/process-group.js';
 
-const groupsSupported = process.platform !== 'win32';
-/** Leaders of the groups started here that have not been seen to exit. */
-const liveLeaders = new Set<number>();
-let exitHookInstalled = false;
+export { signalGroup } from '../../actors/os/process-group.js';
 
-const killAllOnExit = (): void => {
-  for (const pid of liveLeaders) signalPid(pid, 'SIGKILL');
-};
+/** Programs and probes started here and not yet exited. */
+let live = 0;
 
-export interface GroupSpawnOptions {
-  readonly cwd: string | undefined;
-  /** Added to this process's environment. */
-  readonly env: Readonly<Record<string, string>>;
-  readonly stdio: StdioOptions;
-}
-
-/**
- * Spawns `command` as the leader of a new process group (a new session on POSIX). `pid` is set at
- * once when the spawn succeeded; otherwise the child emits `error` (ENOENT, EACCES, ...).
- */
+/** `spawnInGroup`, counted by liveProgramProcessCount until its exit. */
 export function spawnInGroup(command: string, args: readonly string[], options: GroupSpawnOptions): ChildProcess {
-  const child = spawn(command, [...args], {
-    cwd: options.cwd,
-    env: { ...process.env, ...options.env },
-    stdio: options.stdio,
-    detached: groupsSupported,
-    windowsHide: true,
-  });
-  const pid = child.pid;
-  if (pid !== undefined) {
-    liveLeaders.add(pid);
-    if (groupsSupported) watchGroup(pid);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.on('exit', killAllOnExit);
-    }
-    child.once('exit', () => {
-      // The leader is gone; whatever it left in its group goes too (a group never outlives its leader).
-      signalPid(pid, 'SIGKILL');
-      liveLeaders.delete(pid);
-      unwatchGroup(pid);
-      if (liveLeaders.size === 0 && exitHookInstalled) {
-        exitHookInstalled = false;
-        process.removeListener('exit', killAllOnExit);
-      }
-    });
+  const child = spawnGroup(command, args, options);
+  if (child.pid !== undefined) {
+    live += 1;
+    child.once('exit', () => (live -= 1));
   }
   return child;
 }
 
-/** Sends `signal` to the group led by `pid` (to the process alone where groups do not exist). False if none was there. */
-export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolean {
-  const pid = child.pid;
-  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
-  if (!groupsSupported) return child.kill(signal);
-  return signalPid(pid, signal);
-}
-
-function signalPid(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(groupsSupported ? -pid : pid, signal);
-    return true;
-  } catch {
-    // ESRCH: the group is already gone.
-    return false;
-  }
-}
-
 /** Group leaders started by program supervisors in this process and not yet exited (for tests and admin). */
 export function liveProgramProcessCount(): number {
-  return liveLeaders.size;
+  return live;
 }
