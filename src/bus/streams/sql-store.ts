@@ -41,7 +41,7 @@ import type {
   StreamStore,
   StreamStoreHealth,
 } from './store.js';
-import { listenForWakeups, Wakeup } from './wakeup.js';
+import { StoreLifecycle } from '../store/lifecycle.js';
 
 export { StreamSpanName, type SqlStreamStoreOptions };
 
@@ -66,17 +66,13 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   readonly #retention: RetentionStatements;
   readonly #publisher: GroupCommit<PublishItem, PublishAck>;
   readonly #acker: GroupCommit<AckItem, void>;
-  readonly #wakeup: Wakeup;
+  readonly #life: StoreLifecycle;
   readonly #tracer = new RuntimeTracer();
   readonly #streams = new Map<string, StreamEntry>();
   readonly #consumers = new Map<string, ConsumerEntry>();
   readonly #retentionBatch: number;
   readonly #pollIntervalMs: number;
   readonly #maxPayloadBytes: number;
-  readonly #notifyChannel: string | undefined;
-  #unlisten: (() => Promise<void>) | undefined;
-  #closed = false;
-  #closing: Promise<void> | undefined;
 
   constructor(db: Database, options: SqlStreamStoreOptions = {}) {
     this.#db = db;
@@ -88,14 +84,13 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     this.#clock = options.clock ?? systemClock;
     this.#sql = dialect(db.backend);
     this.#store = { db, tables: this.tables, sql: this.#sql };
-    this.#notifyChannel = db.backend === 'postgres' ? `${prefix}_wake` : undefined;
-    this.#publish = publishStatements(this.tables, this.#sql, this.#notifyChannel);
+    this.#life = new StoreLifecycle(db, { prefix, clock: this.#clock, ownsDatabase: options.ownsDatabase, closedError: () => new StreamStoreClosed() });
+    this.#publish = publishStatements(this.tables, this.#sql, this.#life.notifyChannel);
     this.#delivery = deliveryStatements(this.tables, this.#sql);
     this.#retention = retentionStatements(this.tables, this.#sql);
     this.#retentionBatch = checkInteger('retentionBatch', options.retentionBatch, STREAM_STORE_DEFAULTS.retentionBatch, 1, 100_000);
     this.#pollIntervalMs = checkInteger('pollIntervalMs', options.pollIntervalMs, STREAM_STORE_DEFAULTS.pollIntervalMs, 10, 60_000);
     this.#maxPayloadBytes = checkInteger('maxPayloadBytes', options.maxPayloadBytes, STREAM_LIMITS.maxPayloadBytes, 0, STREAM_LIMITS.maxPayloadBytes, 'streams.maxPayloadBytes');
-    this.#wakeup = new Wakeup(this.#clock);
     this.#publisher = new GroupCommit({
       run: (items) => this.#writePublishes(items),
       maxBatch: checkInteger('publishBatch', options.publishBatch, STREAM_STORE_DEFAULTS.publishBatch, 1, 4_096),
@@ -114,7 +109,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   /** Creates the tables if missing and, on Postgres, listens for wake-ups. */
   async open(): Promise<this> {
     await createTables(this.#db, checkPrefix(this.#options.table ?? 'molo_stream'));
-    this.#unlisten = await listenForWakeups(this.#db, this.#notifyChannel, this.#wakeup);
+    await this.#life.listen();
     return this;
   }
 
@@ -203,7 +198,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
       added.set(stream, (added.get(stream) ?? 0) + 1);
       woken.add(streamId);
     }
-    for (const id of woken) this.#wakeup.wake(id);
+    for (const id of woken) this.#life.wakeup.wake(id);
     // Local consumers fall behind by what was added (other instances' publishes show at their next fetch).
     for (const gauge of this.consumerGauges.values()) gauge.lag += added.get(gauge.stream) ?? 0;
     return outcomes;
@@ -303,9 +298,9 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
         return result.taken.map((taken) => new StoredDelivery(taken.message, consumer, taken.deliveryCount, this));
       }
       const left = until - this.#clock.now();
-      if (left <= 0 || options.signal?.aborted === true || this.#closed) return [];
-      await this.#wakeup.wait(target.streamId, Math.min(left, this.#pollIntervalMs), options.signal);
-      if (this.#closed) return [];
+      if (left <= 0 || options.signal?.aborted === true || this.#life.closed) return [];
+      await this.#life.wakeup.wait(target.streamId, Math.min(left, this.#pollIntervalMs), options.signal);
+      if (this.#life.closed) return [];
     }
   }
 
@@ -364,7 +359,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     const entry = await this.#consumer(stream, consumer, ctx);
     await this.#setDeadline(entry, seq, this.#now() + delay, ctx);
     this.#count(stream).naked++;
-    if (delay === 0) this.#wakeup.wake(entry.streamId);
+    if (delay === 0) this.#life.wakeup.wake(entry.streamId);
   }
 
   async inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
@@ -416,32 +411,25 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   // ---- lifecycle -------------------------------------------------------------------------------
 
   health(): StreamStoreHealth {
-    if (this.#closed) return { healthy: false, reason: 'closed' };
+    if (this.#life.closed) return { healthy: false, reason: 'closed' };
     const db = this.#db.health();
     return db.healthy ? { healthy: true } : { healthy: false, reason: db.reason ?? 'database unhealthy' };
   }
 
   /** Local fetches waiting for messages (for tests and the admin view). */
   get waitingFetches(): number {
-    return this.#wakeup.waiting;
+    return this.#life.wakeup.waiting;
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    this.#closed = true;
-    this.#wakeup.wakeAll();
-    await this.#publisher.drain();
-    await this.#acker.drain();
-    await this.#unlisten?.().catch(() => undefined);
-    if (this.#options.ownsDatabase === true) await this.#db.close();
+    return this.#life.close(async () => {
+      await this.#publisher.drain();
+      await this.#acker.drain();
+    });
   }
 
   #open(): void {
-    if (this.#closed) throw new StreamStoreClosed();
+    this.#life.check();
   }
 
   #now(): number {

@@ -13,7 +13,7 @@ import type { Logger } from '../../telemetry/index.js';
 import { checkFence } from '../leases/fence.js';
 import { dialect } from '../streams/schema.js';
 import { GroupCommit, type Outcome } from '../streams/group-commit.js';
-import { listenForWakeups, Wakeup } from '../streams/wakeup.js';
+import { StoreLifecycle } from '../store/lifecycle.js';
 import { InvalidBusOption } from '../errors.js';
 import { AdminOps } from './admin-ops.js';
 import type {
@@ -77,16 +77,12 @@ export class SqlTaskQueue implements TaskQueue {
   readonly #ops: SettleContext;
   readonly #enqueueContext: EnqueueContext;
   readonly #enqueuer: GroupCommit<QueuedEnqueue, EnqueueResult>;
-  readonly #wakeup: Wakeup;
+  readonly #life: StoreLifecycle;
   readonly #wakeIds = new Map<string, number>();
   readonly #configs = new Map<string, ResolvedTaskQueueConfig>();
   readonly #admin: AdminOps;
   readonly #completedRetainMs: number;
-  readonly #notifyChannel: string | undefined;
   #sweptAt = Number.NEGATIVE_INFINITY;
-  #unlisten: (() => Promise<void>) | undefined;
-  #closed = false;
-  #closing: Promise<void> | undefined;
 
   constructor(db: Database, options: SqlTaskQueueOptions = {}) {
     this.#db = db;
@@ -97,16 +93,15 @@ export class SqlTaskQueue implements TaskQueue {
     this.#clock = options.clock ?? systemClock;
     const sql = dialect(db.backend);
     this.#ops = { backend: db.backend, tables: this.tables, sql, random: options.random ?? Math.random };
-    this.#notifyChannel = db.backend === 'postgres' ? `${prefix}_wake` : undefined;
+    this.#life = new StoreLifecycle(db, { prefix, clock: this.#clock, ownsDatabase: options.ownsDatabase, closedError: () => new TaskQueueClosed() });
     this.#enqueueContext = {
       tables: this.tables,
       sql,
-      notify: this.#notifyChannel === undefined ? undefined : `SELECT pg_notify('${this.#notifyChannel}', '')`,
+      notify: this.#life.notifyChannel === undefined ? undefined : `SELECT pg_notify('${this.#life.notifyChannel}', '')`,
       idempotencyWindowMs: TASK_DEFAULTS.idempotencyWindowMs,
     };
     this.#completedRetainMs = whole('completedRetainMs', options.completedRetainMs, 60 * 60 * 1_000, 0, 7 * 24 * 60 * 60 * 1_000);
     this.telemetry = new TaskTelemetry({ metrics: options.metrics, logger: options.logger, events: options.events });
-    this.#wakeup = new Wakeup(this.#clock);
     this.#enqueuer = new GroupCommit({
       run: (items) => this.#writeEnqueues(items),
       maxBatch: whole('enqueueBatch', options.enqueueBatch, 512, 1, 4_096),
@@ -119,7 +114,7 @@ export class SqlTaskQueue implements TaskQueue {
   /** Creates the tables if missing and, on Postgres, listens for enqueue wake-ups. */
   async open(): Promise<this> {
     await createTaskTables(this.#db, checkTaskPrefix(this.#options.table ?? DEFAULT_TASK_PREFIX));
-    this.#unlisten = await listenForWakeups(this.#db, this.#notifyChannel, this.#wakeup);
+    await this.#life.listen();
     return this;
   }
 
@@ -299,8 +294,8 @@ export class SqlTaskQueue implements TaskQueue {
 
   /** Resolves when an enqueue (here, or on Postgres anywhere) may have made work for `queue`, after `ms`, or when `signal` aborts. */
   waitForWork(queue: string, ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    return this.#wakeup.wait(this.#wakeId(queue), ms, signal);
+    if (this.#life.closed) return Promise.resolve();
+    return this.#life.wakeup.wait(this.#wakeId(queue), ms, signal);
   }
 
   // ---- inspection and operations -----------------------------------------------------------------
@@ -345,24 +340,15 @@ export class SqlTaskQueue implements TaskQueue {
   // ---- lifecycle -------------------------------------------------------------------------------
 
   get closed(): boolean {
-    return this.#closed;
+    return this.#life.closed;
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    this.#closed = true;
-    this.#wakeup.wakeAll();
-    await this.#enqueuer.drain();
-    await this.#unlisten?.().catch(() => undefined);
-    if (this.#options.ownsDatabase === true) await this.#db.close();
+    return this.#life.close(() => this.#enqueuer.drain());
   }
 
   #open(): void {
-    if (this.#closed) throw new TaskQueueClosed();
+    this.#life.check();
   }
 
   #now(): number {
@@ -377,7 +363,7 @@ export class SqlTaskQueue implements TaskQueue {
 
   #wake(queue: string): void {
     const id = this.#wakeIds.get(queue);
-    if (id !== undefined) this.#wakeup.wake(id);
+    if (id !== undefined) this.#life.wakeup.wake(id);
   }
 
   #report(changes: readonly Change[]): void {

@@ -1,9 +1,9 @@
 /**
- * Fetches waiting for messages. A local publish wakes the waiters of its stream at commit; on
- * Postgres a NOTIFY (no payload, a wake-up only) wakes every waiter of the other instances, and
- * so does a reconnect of the listener (notifications sent meanwhile are lost). A waiter also looks
- * again after `pollIntervalMs`, for deliveries whose ack deadline passed, and a lost wake-up never
- * costs more than that.
+ * Callers waiting for work in a SQL store: fetches waiting for messages of a stream, workers
+ * waiting for tasks of a queue, each under a numeric id. A local write wakes the waiters of its id
+ * at commit; on Postgres a NOTIFY (no payload, a wake-up only) wakes every waiter of the other
+ * instances, and so does a reconnect of the listener (notifications sent meanwhile are lost). A
+ * waiter also looks again after its poll interval, and a lost wake-up never costs more than that.
  */
 import type { Clock } from '../../actors/index.js';
 import type { Database } from '../../data/index.js';
@@ -13,16 +13,16 @@ export class Wakeup {
 
   constructor(readonly clock: Clock) {}
 
-  /** Resolves on a wake-up of `streamId` (or of all), after `ms`, or when `signal` aborts. */
-  wait(streamId: number, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  /** Resolves on a wake-up of `id` (or of all), after `ms`, or when `signal` aborts. */
+  wait(id: number, ms: number, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve) => {
       if (signal?.aborted === true) return resolve();
-      let set = this.#waiters.get(streamId);
-      if (set === undefined) this.#waiters.set(streamId, (set = new Set()));
+      let set = this.#waiters.get(id);
+      if (set === undefined) this.#waiters.set(id, (set = new Set()));
       const waiters = set;
       const done = (): void => {
         waiters.delete(done);
-        if (waiters.size === 0 && this.#waiters.get(streamId) === waiters) this.#waiters.delete(streamId);
+        if (waiters.size === 0 && this.#waiters.get(id) === waiters) this.#waiters.delete(id);
         this.clock.clearTimer(timer);
         signal?.removeEventListener('abort', done);
         resolve();
@@ -34,8 +34,8 @@ export class Wakeup {
     });
   }
 
-  wake(streamId: number): void {
-    const set = this.#waiters.get(streamId);
+  wake(id: number): void {
+    const set = this.#waiters.get(id);
     if (set === undefined) return;
     for (const done of [...set]) done();
   }
