@@ -185,9 +185,19 @@ export type TaskHandlers = Readonly<Record<string, TaskHandler>>;
  */
 export type ExecutorSpec =
   | { readonly placement: 'loop'; readonly handlers: TaskHandlers }
-  | { readonly placement: 'thread' | 'process'; readonly module: string | URL };
+  | {
+      readonly placement: 'thread' | 'process';
+      readonly module: string | URL;
+      /**
+       * Tasks one host runs at once (default 1, at most 64). The worker's tasks go to its host in
+       * one frame and their replies come back together, so a short task costs a k-th of the
+       * messages; each counts towards `concurrency`, which then takes ceil(concurrency / prefetch)
+       * hosts. A hard timeout ends the host, and with it the other tasks running there.
+       */
+      readonly prefetch?: number;
+    };
 
-/** Runs one task at a time for one worker. */
+/** Runs the tasks of one worker: one at a time, or up to `prefetch` at once in a thread or process host. */
 export interface TaskExecutor {
   readonly placement: ExecutorSpec['placement'];
   /**

@@ -38,7 +38,10 @@ interface InFlight {
 interface WorkerEntry {
   readonly ref: Ref;
   readonly monitor: MonitorRef;
-  busy: string | undefined;
+  /** Ids of the tasks it runs for this fetcher. */
+  readonly running: Set<string>;
+  /** Running tasks of an earlier fetcher (it crashed): no room until it reports one. */
+  unknown: boolean;
 }
 
 const INFO_INTERVAL_MS = 5_000;
@@ -62,6 +65,8 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
   /** Started, not yet marked running (see MARK_RUNNING_AFTER_MS). */
   readonly #pendingStart = new Map<string, number>();
   #startTimer: NodeJS.Timeout | undefined;
+  /** A dispatch waiting for this turn's reports (workers that run several tasks at once). */
+  #dispatchSoon: NodeJS.Immediate | undefined;
   readonly #stopping = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
@@ -124,7 +129,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     if (this.#workers.has(key)) return;
     // A worker already running a task of an earlier fetcher is busy until it reports.
     const busy = askBusy ? await GenServer.call<TaskWorkerServer>(this.ctx.system, ref, 'busy').catch(() => true) : false;
-    this.#workers.set(key, { ref, monitor: this.ctx.monitor(ref), busy: busy ? '?' : undefined });
+    this.#workers.set(key, { ref, monitor: this.ctx.monitor(ref), running: new Set(), unknown: busy });
     this.pool.workerCount = this.#workers.size;
     this.#wake?.();
   }
@@ -135,17 +140,22 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     if (entry === undefined) return;
     this.#workers.delete(key);
     this.pool.workerCount = this.#workers.size;
-    const flight = entry.busy === undefined ? undefined : this.#inFlight.get(entry.busy);
-    if (flight !== undefined && flight.worker === key) {
-      this.#finish(flight, { kind: 'failed', reason: 'error', detail: `worker exited: ${describeFailure(message.reason)}` });
+    for (const id of entry.running) {
+      const flight = this.#inFlight.get(id);
+      if (flight !== undefined && flight.worker === key) {
+        this.#finish(flight, { kind: 'failed', reason: 'error', detail: `worker exited: ${describeFailure(message.reason)}` });
+      }
     }
   }
 
   #onReport(report: TaskWorkerReport): void {
     if (report.kind !== 'task-done') return;
-    const entry = this.#workers.get(report.worker.toString());
-    if (entry !== undefined) entry.busy = undefined;
     const { task } = report;
+    const entry = this.#workers.get(report.worker.toString());
+    if (entry !== undefined) {
+      entry.running.delete(task.envelope.id);
+      entry.unknown = false;
+    }
     const flight = this.#inFlight.get(task.envelope.id);
     if (flight !== undefined && flight.task.leaseToken === task.leaseToken) this.#finish(flight, outcomeOf(report, task));
     // Handed out by an earlier fetcher of this pool (it crashed): settled all the same. A lease
@@ -166,7 +176,13 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     else if (outcome.kind === 'failed') this.pool.counts.failed++;
     flight.span?.end(outcome.kind === 'failed' ? new Error(`${outcome.reason}: ${outcome.detail ?? ''}`) : undefined, { 'molo.task.outcome': outcome.kind });
     this.#settler.push({ id, leaseToken: flight.task.leaseToken, outcome });
-    this.#dispatch();
+    // Tasks of one host settle together: dispatched once they all reported, they go back as one batch.
+    if (this.pool.options.prefetch === 1) this.#dispatch();
+    else
+      this.#dispatchSoon ??= setImmediate(() => {
+        this.#dispatchSoon = undefined;
+        this.#dispatch();
+      });
   }
 
   async #run(): Promise<void> {
@@ -213,25 +229,38 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     return rate !== undefined && this.#buffer.length > 0 ? Math.max(1, Math.min(this.pool.options.pollMs, rate.waitMs())) : this.pool.options.pollMs;
   }
 
-  /** Hands buffered tasks to idle workers, in lease order, while the limits allow. */
+  /**
+   * Hands buffered tasks to workers with room, in lease order, while the limits allow: at most
+   * `concurrency` in flight, each worker up to `prefetch`, filled one worker at a time so its
+   * tasks travel to its host together.
+   */
   #dispatch(): void {
     const { options } = this.pool;
     if (this.#buffer.length === 0) return;
-    const idle = [...this.#workers.values()].filter((worker) => worker.busy === undefined);
     let started = 0;
-    while (this.#buffer.length > 0 && idle.length > 0 && !this.#stopping.signal.aborted) {
-      if (options.rate !== undefined && options.rate.available() < 1) break;
-      if (options.global !== undefined && options.global.take(1) === 0) break;
-      options.rate?.consume(1);
-      const task = this.#buffer.shift()!;
-      const worker = idle.pop()!;
-      const id = task.envelope.id;
-      worker.busy = id;
-      const span = this.#tracer.startSpan(TaskSpanName.run, { 'molo.task.queue': options.queue, 'molo.task.name': task.envelope.name, 'molo.task.id': id, 'molo.task.attempts': task.envelope.attempts });
-      this.#inFlight.set(id, { task, worker: worker.ref.toString(), span });
-      GenServer.cast(this.ctx.system, worker.ref, { kind: 'run', task } satisfies TaskWorkerCast);
-      this.#pendingStart.set(id, task.leaseToken);
-      started++;
+    for (const worker of this.#workers.values()) {
+      if (worker.unknown) continue;
+      const tasks: LeasedTask[] = [];
+      while (
+        this.#buffer.length > 0 &&
+        worker.running.size < options.prefetch &&
+        this.#inFlight.size < options.concurrency &&
+        !this.#stopping.signal.aborted &&
+        (options.rate === undefined || options.rate.available() >= 1) &&
+        (options.global === undefined || options.global.take(1) === 1)
+      ) {
+        options.rate?.consume(1);
+        const task = this.#buffer.shift()!;
+        const id = task.envelope.id;
+        worker.running.add(id);
+        const span = this.#tracer.startSpan(TaskSpanName.run, { 'molo.task.queue': options.queue, 'molo.task.name': task.envelope.name, 'molo.task.id': id, 'molo.task.attempts': task.envelope.attempts });
+        this.#inFlight.set(id, { task, worker: worker.ref.toString(), span });
+        this.#pendingStart.set(id, task.leaseToken);
+        tasks.push(task);
+      }
+      if (tasks.length > 0) GenServer.cast(this.ctx.system, worker.ref, { kind: 'run', tasks } satisfies TaskWorkerCast);
+      started += tasks.length;
+      if (this.#buffer.length === 0 || this.#inFlight.size >= options.concurrency) break;
     }
     if (started > 0) {
       this.#startTimer ??= setTimeout(() => this.#markStarted(), MARK_RUNNING_AFTER_MS);
@@ -304,6 +333,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     this.#wake?.();
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
+    clearImmediate(this.#dispatchSoon);
     this.#offGlobal?.();
   }
 
@@ -326,6 +356,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     }
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
+    clearImmediate(this.#dispatchSoon);
     for (const flight of [...this.#inFlight.values()]) {
       const worker = this.#workers.get(flight.worker);
       if (worker !== undefined) GenServer.cast(this.ctx.system, worker.ref, { kind: 'abort', id: flight.task.envelope.id, reason: 'shutdown deadline' } satisfies TaskWorkerCast);

@@ -20,6 +20,8 @@ export const TASK_WORKER_LIMITS = Object.freeze({
   /** S7-10: groups (pools) per supervisor. */
   maxGroupsPerSupervisor: 32,
   maxBatch: 1_000,
+  /** Tasks one thread or process host runs at once. */
+  maxPrefetch: 64,
 });
 
 export const TASK_WORKER_DEFAULTS = Object.freeze({ concurrency: 4, pollMs: 1_000, drainMs: 30_000 });
@@ -28,6 +30,10 @@ export interface ResolvedWorkersOptions {
   readonly queue: string;
   readonly executor: ExecutorSpec;
   readonly concurrency: number;
+  /** Tasks a worker (its host) runs at once: the executor's `prefetch`, 1 on the loop. */
+  readonly prefetch: number;
+  /** Workers started: ceil(concurrency / prefetch). */
+  readonly workers: number;
   readonly batch: number;
   readonly pollMs: number;
   readonly drainMs: number;
@@ -48,10 +54,13 @@ export function resolveWorkersOptions(options: TaskWorkersOptions): ResolvedWork
     throw new InvalidBusOption('tasks.maxWorkersPerGroup', `concurrency must be an integer in 1..${TASK_WORKER_LIMITS.maxWorkersPerGroup} (S7-10), got ${String(concurrency)}`);
   }
   if (options.global !== undefined && !(options.global instanceof TaskConcurrencyLimit)) throw new InvalidBusOption('global', 'must be a TaskConcurrencyLimit');
+  const prefetch = executor.placement === 'loop' ? 1 : whole('executor.prefetch', executor.prefetch, 1, 1, TASK_WORKER_LIMITS.maxPrefetch);
   return {
     queue: checkQueueName(options.queue),
     executor,
     concurrency,
+    prefetch,
+    workers: Math.ceil(concurrency / prefetch),
     batch: whole('workers.batch', options.batch, concurrency, 1, TASK_WORKER_LIMITS.maxBatch),
     pollMs: whole('workers.pollMs', options.pollMs, TASK_WORKER_DEFAULTS.pollMs, 10, 60_000),
     drainMs: whole('workers.drainMs', options.drainMs, TASK_WORKER_DEFAULTS.drainMs, 0, 600_000),

@@ -1,9 +1,10 @@
 /**
- * TaskWorker: one supervised actor per concurrent task, each with its own executor (so a thread or
- * process executor has one host per worker, which a hard timeout can recycle). The pool's fetcher
- * hands it a leased task (`run`), may abort it (`abort`, on cancel or at the shutdown deadline),
- * and hears back `task-done`. The run goes on beside the mailbox, so an abort is read while the
- * handler runs. A worker that (re)starts announces itself to the current fetcher.
+ * TaskWorker: one supervised actor per host (or per concurrent task on the loop), each with its
+ * own executor (so a thread or process executor has one host per worker, which a hard timeout can
+ * recycle). The pool's fetcher hands it leased tasks (`run`: up to `prefetch` at once, sent to its
+ * host together), may abort one (`abort`, on cancel or at the shutdown deadline), and hears back
+ * `task-done` for each. Runs go on beside the mailbox, so an abort is read while handlers run. A
+ * worker that (re)starts announces itself to the current fetcher.
  */
 import type { Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/index.js';
@@ -13,15 +14,21 @@ import type { TaskPoolHandle, TaskWorkerReport } from './pool-handle.js';
 
 export type { TaskWorkerReport };
 
-export type TaskWorkerCast = { readonly kind: 'run'; readonly task: LeasedTask } | { readonly kind: 'abort'; readonly id: string; readonly reason: string };
+export type TaskWorkerCast =
+  | { readonly kind: 'run'; readonly tasks: readonly LeasedTask[] }
+  | { readonly kind: 'abort'; readonly id: string; readonly reason: string };
 
 /** The behaviour name the admin tree knows workers by. */
 export const TASK_WORKER_BEHAVIOUR = 'TaskWorkerServer';
 
+interface Run {
+  readonly controller: AbortController;
+}
+
 export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast> {
   #executor: TaskExecutor | undefined;
-  #current: { readonly id: string; readonly controller: AbortController; readonly done: Promise<void> } | undefined;
-  /** A run handed over while one was still going (a fetcher that restarted did not know): it waits its turn. */
+  readonly #runs = new Map<string, Run>();
+  /** Runs handed over past `prefetch` (a fetcher that restarted did not know): they wait their turn. */
   #backlog: LeasedTask[] = [];
   /** Shared by consecutive runs that end well (see #start). */
   #controller: AbortController | undefined;
@@ -37,39 +44,43 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
   }
 
   override handleCall(): boolean {
-    return this.#current !== undefined;
+    return this.#runs.size > 0;
   }
 
   override handleCast(message: TaskWorkerCast): void {
     if (message.kind === 'abort') {
-      if (this.#current?.id === message.id) this.#current.controller.abort(new Error(message.reason));
+      this.#runs.get(message.id)?.controller.abort(new Error(message.reason));
       this.#backlog = this.#backlog.filter((task) => task.envelope.id !== message.id);
       return;
     }
-    if (this.#current !== undefined) this.#backlog.push(message.task);
-    else this.#start(message.task);
+    for (const task of message.tasks) {
+      if (this.#runs.size < this.pool.options.prefetch) this.#start(task);
+      else this.#backlog.push(task);
+    }
   }
 
   #start(task: LeasedTask): void {
     // One controller for run after run until one is aborted or fails: a signal per task was a large
     // share of a short task's cost. A failed run may have left a listener on it (a loop handler
-    // abandoned at its hard timeout), so the next run gets a fresh one.
-    const controller = this.#controller?.signal.aborted === false ? this.#controller : new AbortController();
-    this.#controller = controller;
+    // abandoned at its hard timeout), so the next run gets a fresh one; so does a run beside
+    // others, which an abort of one of them must not reach.
+    const alone = this.#runs.size === 0;
+    const controller = alone && this.#controller?.signal.aborted === false ? this.#controller : new AbortController();
+    if (alone) this.#controller = controller;
     const started = performance.now();
     const id = task.envelope.id;
-    const done = this.#executor!.run(task.envelope, controller.signal).then(
+    this.#runs.set(id, { controller });
+    this.#executor!.run(task.envelope, controller.signal).then(
       () => this.#report(task, true, undefined, started),
       (error: unknown) => {
-        this.#controller = undefined;
+        if (this.#controller === controller) this.#controller = undefined;
         this.#report(task, false, error ?? new Error('handler failed'), started);
       },
     );
-    this.#current = { id, controller, done };
   }
 
   #report(task: LeasedTask, ok: boolean, error: unknown, started: number): void {
-    this.#current = undefined;
+    this.#runs.delete(task.envelope.id);
     // Straight to the fetcher, not through its mailbox: a fetcher draining in its terminate still hears it.
     this.pool.report({ kind: 'task-done', worker: this.self, task, ok, error, elapsedMs: performance.now() - started });
     const next = this.#backlog.shift();
@@ -77,8 +88,7 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
   }
 
   override async terminate(): Promise<void> {
-    const current = this.#current;
-    current?.controller.abort(new Error('worker stopping'));
+    for (const run of this.#runs.values()) run.controller.abort(new Error('worker stopping'));
     this.#backlog = [];
     // The executor recycles a stuck host itself; a loop handler that ignores its signal is left behind.
     await this.#executor?.close();

@@ -1,8 +1,8 @@
 /**
  * Worker pools. A pool is a supervisor (`rest_for_one`) of two children, in this order:
  *
- * 1. `workers`: a dynamic supervisor (`simple_one_for_one`, `maxChildren` = concurrency, at most 64
- *    per S7-10) of TaskWorker actors, each with its own executor, started `concurrency` times;
+ * 1. `workers`: a dynamic supervisor (`simple_one_for_one`, at most 64 children per S7-10) of
+ *    TaskWorker actors, each with its own executor, started ceil(concurrency / prefetch) times;
  * 2. `fetcher`: the one TaskFetcherServer that leases, dispatches, settles and heartbeats.
  *
  * A supervisor stops children in reverse order, so the fetcher drains (R7-9) while its workers are
@@ -21,7 +21,7 @@ import { TaskWorkerServer } from './worker.js';
 
 /** The pool's supervisor spec; `handle` is shared by its fetcher and workers. */
 function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
-  const { concurrency } = handle.options;
+  const { workers: count } = handle.options;
   const workers: ChildSpec = {
     id: 'workers',
     type: 'supervisor',
@@ -30,15 +30,15 @@ function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
         system,
         {
           strategy: 'simple_one_for_one',
-          maxChildren: concurrency,
-          intensity: Math.max(10, concurrency * 2),
+          maxChildren: count,
+          intensity: Math.max(10, count * 2),
           periodMs: 5_000,
           children: [worker('task-worker', () => new TaskWorkerServer(handle), { restart: 'permanent', shutdown: 5_000, server: { trapExit: true } })],
         },
         { link: parent },
       );
       handle.workers = ref;
-      for (let i = 0; i < concurrency; i++) await Supervisor.startChild(system, ref, []);
+      for (let i = 0; i < count; i++) await Supervisor.startChild(system, ref, []);
       return ref;
     },
   };

@@ -8,6 +8,6 @@ import { PlacedExecutor } from './placed.js';
 /** A fresh executor for one worker: `thread` and `process` start a host of its own at once. */
 export function createExecutor(system: ActorRuntime, spec: ExecutorSpec): TaskExecutor {
   if (spec.placement === 'loop') return new LoopExecutor(spec.handlers);
-  if (spec.placement === 'thread' || spec.placement === 'process') return new PlacedExecutor(system, spec.placement, spec.module);
+  if (spec.placement === 'thread' || spec.placement === 'process') return new PlacedExecutor(system, spec.placement, spec.module, spec.prefetch);
   throw new InvalidBusOption('executor.placement', `must be loop, thread or process, got ${String((spec as { placement?: unknown }).placement)}`);
 }

@@ -1,9 +1,16 @@
 /**
- * The `thread` and `process` executors (R7-5): the handlers module runs in a placement host of the
+ * The `thread` and `process` executors: the handlers module runs in a placement host of the
  * executor's own, so the hard timeout can end it. At `timeout_hard_ms` the host is terminated
- * (terminateHost: worker.terminate() or SIGKILL, which a busy host cannot ignore), the run rejects
- * with TaskHardTimeout and a fresh host is started at once, so the worker is ready for its next task.
- * A host that dies otherwise (a crash, out of memory) fails its run and is replaced on the next.
+ * (terminateHost: worker.terminate() or SIGKILL to its process group, which a busy host cannot
+ * ignore), the run rejects with TaskHardTimeout and a fresh host is started at once, so the worker
+ * is ready for its next task. A host that dies otherwise (a crash, out of memory) fails its runs
+ * and is replaced on the next.
+ *
+ * Up to `prefetch` runs go on at once. Runs started in one turn (the worker hands over a batch)
+ * are calls written in the same turn, so the host link sends them in one frame batch (one
+ * postMessage or pipe write), and replies that settle together come back together. Each run keeps
+ * its own hard timer and abort; the host a hard timeout ends takes the batch's other runs with it,
+ * and they fail as for a crash (CalleeExited): retried by the queue's rules.
  */
 import {
   behaviourModule,
@@ -33,13 +40,15 @@ export class PlacedExecutor implements TaskExecutor {
   readonly #moduleUrl: string;
   #session: Promise<Session> | undefined;
   #nextRun = 0;
-  #running = false;
+  #running = 0;
   #closed = false;
 
   constructor(
     system: ActorRuntime,
     readonly placement: 'thread' | 'process',
     module: string | URL,
+    /** Runs at once (the pool's `prefetch`). */
+    readonly prefetch = 1,
   ) {
     this.#system = system;
     this.#moduleUrl = moduleHref(module);
@@ -54,12 +63,12 @@ export class PlacedExecutor implements TaskExecutor {
 
   async run(task: TaskEnvelope, signal: AbortSignal): Promise<void> {
     if (this.#closed) throw new InvalidBusOption('executor', 'is closed');
-    if (this.#running) throw new InvalidBusOption('executor', 'runs one task at a time');
-    this.#running = true;
+    if (this.#running >= this.prefetch) throw new InvalidBusOption('executor', `runs at most ${this.prefetch} task(s) at a time`);
+    this.#running++;
     try {
       await this.#run(task, signal);
     } finally {
-      this.#running = false;
+      this.#running--;
     }
   }
 
@@ -146,11 +155,13 @@ export class PlacedExecutor implements TaskExecutor {
     });
   }
 
-  /** The host is terminated (and waited for), then a fresh one started. */
+  /** The host is terminated (and waited for), then a fresh one started, once however many of its runs timed out. */
   async #recycle(session: Session, why: string): Promise<void> {
-    this.#session = undefined;
+    const current = this.#session;
+    const mine = current !== undefined && (await current.catch(() => undefined)) === session && this.#session === current;
+    if (mine) this.#session = undefined;
     await terminateHost(this.#system, session.ref, why);
-    if (!this.#closed) this.#start().catch(() => undefined);
+    if (mine && !this.#closed && this.#session === undefined) this.#start().catch(() => undefined);
   }
 }
 
