@@ -30,13 +30,17 @@ const pool = await tasks.startTaskWorkers(system, queue, { queue: 'bench', execu
 const warm = Math.min(n / 2, concurrency * 20);
 while (pool.stats().succeeded < warm) await new Promise((resolve) => setTimeout(resolve, 2));
 const steadyFrom = performance.now();
+// CPU of the whole process, every thread (hosts included for `thread`): less noisy than rates on a loaded machine.
+const cpuFrom = process.cpuUsage();
 while (pool.stats().succeeded < n) await new Promise((resolve) => setTimeout(resolve, 5));
 const ended = performance.now();
+const cpu = process.cpuUsage(cpuFrom);
+const cpuUsPerTask = Math.round((cpu.user + cpu.system) / (n - warm));
 const seconds = (ended - started) / 1_000;
 const steady = Math.round((n - warm) / ((ended - steadyFrom) / 1_000));
 await pool.stop(0);
 await queue.close();
 system.shutdown();
 rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify({ root, placement, n, concurrency, prefetch, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(n / seconds), steady }));
+console.log(JSON.stringify({ root, placement, n, concurrency, prefetch, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(n / seconds), steady, cpuUsPerTask }));
 process.exit(0);

@@ -214,7 +214,7 @@ export interface TaskExecutor {
 export interface TaskWorkersOptions {
   readonly queue: string;
   readonly executor: ExecutorSpec;
-  /** Tasks run at once for this queue, one worker (and one host) each: default 4, at most 64. */
+  /** Tasks run at once for this queue: default 4, at most 64; one worker (and host) each, or per `executor.prefetch` tasks. */
   readonly concurrency?: number;
   /** Tasks leased per fetch: default `concurrency`, at most 1,000. */
   readonly batch?: number;

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostsExited, placementHosts } from '../../../src/actors/index.js';
+import { hostsExited, placementHosts, type ActorSystem } from '../../../src/actors/index.js';
 import { createEnvelope, TaskHardTimeout } from '../../../src/bus/tasks/index.js';
 import { PlacedExecutor } from '../../../src/bus/tasks/executors/placed.js';
 import { runScript } from '../../support/run-script.js';
@@ -33,28 +33,33 @@ async function sleeperPid(file: string): Promise<number> {
   return pid;
 }
 
+/** A process executor on a system of its own, closed and shut down after `body`. */
+async function withExecutor(body: (executor: PlacedExecutor, system: ActorSystem) => Promise<void>): Promise<void> {
+  const system = testSystem({ node: 'grandchildren' });
+  const executor = new PlacedExecutor(system, 'process', handlersModule);
+  try {
+    await body(executor, system);
+  } finally {
+    await executor.close();
+    system.shutdown();
+    await hostsExited(system);
+  }
+}
+
 describe.skipIf(process.platform === 'win32')('a process-placed handler that starts processes', () => {
   it('at the hard timeout, its host and what the handler started are killed', async () => {
-    const system = testSystem({ node: 'grandchildren' });
-    const executor = new PlacedExecutor(system, 'process', handlersModule);
-    try {
+    await withExecutor(async (executor) => {
       const file = join(dir, 'hard-timeout');
       const run = executor.run(createEnvelope({ name: 'spawnSleeper', payload: file, timeoutSoftMs: 500, timeoutHardMs: 3_000 }), new AbortController().signal);
       run.catch(() => undefined);
       const pid = await sleeperPid(file);
       await expect(run).rejects.toBeInstanceOf(TaskHardTimeout);
       await eventually(() => !running(pid), 5_000, 'the sleeper to be killed');
-    } finally {
-      await executor.close();
-      system.shutdown();
-      await hostsExited(system);
-    }
+    });
   }, 30_000);
 
   it('closing the executor (terminateHost) kills the host process group', async () => {
-    const system = testSystem({ node: 'grandchildren' });
-    const executor = new PlacedExecutor(system, 'process', handlersModule);
-    try {
+    await withExecutor(async (executor, system) => {
       await executor.ready();
       const file = join(dir, 'terminate');
       const run = executor.run(createEnvelope({ name: 'spawnSleeper', payload: file, timeoutSoftMs: 60_000, timeoutHardMs: 120_000 }), new AbortController().signal);
@@ -63,11 +68,7 @@ describe.skipIf(process.platform === 'win32')('a process-placed handler that sta
       expect(placementHosts(system).map((host) => host.placement)).toEqual(['process']);
       await executor.close();
       await eventually(() => !running(pid), 5_000, 'the sleeper to be killed');
-    } finally {
-      await executor.close();
-      system.shutdown();
-      await hostsExited(system);
-    }
+    });
   }, 30_000);
 
   it('a parent killed by SIGKILL takes its host and what the handler started with it', async () => {

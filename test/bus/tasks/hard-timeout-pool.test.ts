@@ -5,18 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTaskWorkers } from '../../../src/bus/index.js';
-import { sleep, testSystem } from '../../support/systems.js';
-import { TASK_BACKENDS } from './stores.js';
+import { testSystem } from '../../support/systems.js';
+import { TASK_BACKENDS, until } from './stores.js';
 
 const handlersModule = new URL('./fixtures/handlers.ts', import.meta.url);
 const sqlite = TASK_BACKENDS.find((backend) => backend.name.includes('sqlite'))!;
-
-/** Polls `read` until `done` holds of its value (or 20 s pass), and returns the last value. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (const deadline = Date.now() + 20_000; !done(value) && Date.now() < deadline; ) value = await sleep(20).then(read);
-  return value;
-}
 
 describe('a thread pool at the hard timeout', () => {
   beforeAll(() => sqlite.setup(), 30_000);

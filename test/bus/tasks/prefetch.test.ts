@@ -10,7 +10,7 @@ import { InvalidBusOption, startTaskWorkers, TaskConcurrencyLimit } from '../../
 import { createEnvelope, TaskHardTimeout, type TaskInput } from '../../../src/bus/tasks/index.js';
 import { PlacedExecutor } from '../../../src/bus/tasks/executors/placed.js';
 import { sleep, testSystem } from '../../support/systems.js';
-import { TASK_BACKENDS } from './stores.js';
+import { TASK_BACKENDS, until } from './stores.js';
 
 const handlersModule = new URL('./fixtures/handlers.ts', import.meta.url);
 const sqlite = TASK_BACKENDS.find((backend) => backend.name.includes('sqlite'))!;
@@ -28,13 +28,6 @@ async function withExecutor(placement: 'thread' | 'process', prefetch: number, b
     system.shutdown();
     await hostsExited(system);
   }
-}
-
-/** Polls `read` until `done` holds of its value (or 20 s pass), and returns the last value. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (const deadline = Date.now() + 20_000; !done(value) && Date.now() < deadline; ) value = await sleep(20).then(read);
-  return value;
 }
 
 describe.each(['thread', 'process'] as const)('a %s executor with prefetch', (placement) => {

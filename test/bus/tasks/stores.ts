@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../../src/actors/index.js';
 import { openTaskQueue, type SqlTaskQueue, type TaskQueueOptions } from '../../../src/bus/index.js';
+import { sleep } from '../../support/systems.js';
 import { STREAM_BACKENDS, type StreamBackendCase } from '../streams/stores.js';
 
 export interface TaskBackendCase extends Omit<StreamBackendCase, 'open'> {
@@ -34,3 +35,10 @@ function taskCase(base: StreamBackendCase): TaskBackendCase {
 }
 
 export const TASK_BACKENDS: readonly TaskBackendCase[] = STREAM_BACKENDS.map(taskCase);
+
+/** Polls `read` (a store read) until `done` holds of its value (or 20 s pass), and returns the last value. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (const deadline = Date.now() + 20_000; !done(value) && Date.now() < deadline; ) value = await sleep(20).then(read);
+  return value;
+}
