@@ -4,6 +4,9 @@
  *   npx tsx bench/orm/diagnose.ts pair [pg|sqlite] [workload,...] [rounds]
  *     the suite's paired overhead measurement (paired.ts) at other sizes: many short rounds, ORM and
  *     raw back to back in alternating order, the median of the per-pair time ratios.
+ *   npx tsx bench/orm/diagnose.ts aa [pg|sqlite] [workload,...] [pairs]
+ *     the same, raw client against a second raw client: what the method shows when there is
+ *     nothing to find (its bias and its noise at the current load).
  *   MOLO_PROFILE=out.cpuprofile npx tsx bench/orm/diagnose.ts one [pg|sqlite] workload [molo|molo-raw] [seconds]
  *     one implementation of one workload in a loop; prints the operations, ops/s and CPU µs/op, and
  *     with MOLO_PROFILE a main-thread CPU profile of the timed loop alone: the real path (server and
@@ -128,7 +131,7 @@ try {
     await loop(`${backend} ${workload} ${impl}`, await opened(impl === 'molo' ? moloOrmWork : moloRawWork), workload, Number(seconds));
   } else {
     const [workloads = Object.keys(STEPS).join(','), rounds = '30'] = rest;
-    await pair(backend, await opened(moloOrmWork), await opened(moloRawWork), workloads.split(','), Number(rounds));
+    await pair(backend, await opened(mode === 'aa' ? moloRawWork : moloOrmWork), await opened(moloRawWork), workloads.split(','), Number(rounds));
   }
 } finally {
   for (const cleanup of cleanups) await cleanup().catch(() => undefined);
