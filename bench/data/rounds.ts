@@ -52,7 +52,7 @@ const gc: () => void = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-function collectGarbage(): void {
+export function collectGarbage(): void {
   gc();
   gc();
 }

@@ -2,9 +2,11 @@
  * The ORM against Molo's raw client outside the suite, for finding where a gap comes from:
  *
  *   npx tsx bench/orm/diagnose.ts pair [pg|sqlite] [workload,...] [rounds]
- *     many short paired rounds, ORM and raw back to back in alternating order; prints the median
- *     of the per-round time ratios. On a loaded machine the suite's few long rounds spread by 50 %
- *     or more, so an overhead of a few percent needs the pairing to show.
+ *     the suite's paired overhead measurement (paired.ts) at other sizes: many short rounds, ORM and
+ *     raw back to back in alternating order, the median of the per-pair time ratios.
+ *   npx tsx bench/orm/diagnose.ts aa [pg|sqlite] [workload,...] [pairs]
+ *     the same, raw client against a second raw client: what the method shows when there is
+ *     nothing to find (its bias and its noise at the current load).
  *   MOLO_PROFILE=out.cpuprofile npx tsx bench/orm/diagnose.ts one [pg|sqlite] workload [molo|molo-raw] [seconds]
  *     one implementation of one workload in a loop; prints the operations, ops/s and CPU µs/op, and
  *     with MOLO_PROFILE a main-thread CPU profile of the timed loop alone: the real path (server and
@@ -20,6 +22,7 @@ import { createPostgresPool } from '../../src/data/postgres.js';
 import { openSqlite } from '../../src/data/sqlite/index.js';
 import { createBenchServer } from '../data/server.js';
 import { moloOrmWork, moloRawWork } from './molo-impl.js';
+import { pairedOverhead, pairedText, type PairSide } from './paired.js';
 import { seedPostgres, seedSqlite } from './suite.js';
 import type { OrmWork } from './work.js';
 
@@ -52,26 +55,17 @@ async function timed(work: OrmWork, workload: string, n: number): Promise<number
   return performance.now() - start;
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const pct = (x: number): string => `${((x - 1) * 100).toFixed(1)}%`;
+/** A side of the suite's paired measurement (paired.ts: the same method and figures). */
+const side = (work: OrmWork, workload: string): PairSide => ({
+  reset: workload.includes('insert') ? () => work.resetInsert() : undefined,
+  run: (n) => step(work, workload, n),
+});
 
-async function pair(backend: string, orm: OrmWork, raw: OrmWork, workloads: string[], rounds: number): Promise<void> {
+async function pair(backend: string, orm: OrmWork, raw: OrmWork, workloads: string[], pairs: number): Promise<void> {
   for (const workload of workloads) {
     const n = BATCH[workload] ?? 100;
-    for (let i = 0; i < 3; i++) for (const work of [orm, raw]) await timed(work, workload, n);
-    const ratios: number[] = [];
-    const ormMs: number[] = [];
-    const rawMs: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const ormFirst = round % 2 === 0;
-      const a = await timed(ormFirst ? orm : raw, workload, n);
-      const b = await timed(ormFirst ? raw : orm, workload, n);
-      const [o, r] = ormFirst ? [a, b] : [b, a];
-      ormMs.push(o);
-      rawMs.push(r);
-      ratios.push(o / r);
-    }
-    console.log(`${backend}_${workload}`.padEnd(26), `ORM over raw: median of paired ratios ${pct(median(ratios))}, ratio of medians ${pct(median(ormMs) / median(rawMs))} (n=${n}, ${rounds} pairs)`);
+    const result = await pairedOverhead(side(orm, workload), side(raw, workload), { n, pairs, warmupPairs: 3 });
+    console.log(`${backend}_${workload}`.padEnd(26), `ORM over raw: ${pairedText(result)}`);
   }
 }
 
@@ -137,7 +131,7 @@ try {
     await loop(`${backend} ${workload} ${impl}`, await opened(impl === 'molo' ? moloOrmWork : moloRawWork), workload, Number(seconds));
   } else {
     const [workloads = Object.keys(STEPS).join(','), rounds = '30'] = rest;
-    await pair(backend, await opened(moloOrmWork), await opened(moloRawWork), workloads.split(','), Number(rounds));
+    await pair(backend, await opened(mode === 'aa' ? moloRawWork : moloOrmWork), await opened(moloRawWork), workloads.split(','), Number(rounds));
   }
 } finally {
   for (const cleanup of cleanups) await cleanup().catch(() => undefined);

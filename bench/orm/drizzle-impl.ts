@@ -139,7 +139,11 @@ export function drizzleSqliteWork(file: string, authors: number, prepared = fals
         return count;
       });
     },
-    resetInsert: async () => void db.run(dsql`DELETE FROM ins_posts`),
+    resetInsert: async () => {
+      db.run(dsql`DELETE FROM ins_posts`);
+      // As Molo's resets do: every write round starts from an empty WAL (see molo-impl.ts).
+      client.pragma('wal_checkpoint(TRUNCATE)');
+    },
     insert: async (n) =>
       db.transaction((tx) => {
         let count = 0;

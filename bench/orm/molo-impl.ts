@@ -7,14 +7,25 @@
  */
 import { and, eq, gt, lte, Orm } from '../../src/data/orm/index.js';
 import type { Database, Queryable } from '../../src/data/database.js';
+import { SqliteDatabase } from '../../src/data/sqlite/index.js';
 import type { Row, Value } from '../../src/data/values.js';
 import { Author, authorPosts, InsPost, Post, postComments } from './schema.js';
 import { insertRow, insertRows, PAGE_SIZE, type OrmWork } from './work.js';
 
+/**
+ * Empties the insert table; on SQLite also checkpoints the WAL away, so every write round starts
+ * from the same WAL state whichever side ran before it (alternating rounds otherwise leave the
+ * writer with a WAL grown by the other side's rows, and the checkpoint lands inside a timed round).
+ */
+async function resetInsert(db: Database): Promise<void> {
+  await db.query('DELETE FROM "ins_posts"');
+  if (db instanceof SqliteDatabase) await db.checkpoint('TRUNCATE');
+}
+
 export function moloOrmWork(db: Database, authors: number): OrmWork {
   const orm = new Orm(db);
   return {
-    resetInsert: async () => void (await db.query('DELETE FROM "ins_posts"')),
+    resetInsert: () => resetInsert(db),
     insert: (n) =>
       orm.transaction(async (tx) => {
         const pending = new Array<Promise<unknown>>(n);
@@ -118,7 +129,7 @@ function group(rows: readonly Row[], key: string): Map<unknown, Row[]> {
 
 export function moloRawWork(db: Database, authors: number): OrmWork {
   return {
-    resetInsert: async () => void (await db.query('DELETE FROM "ins_posts"')),
+    resetInsert: () => resetInsert(db),
     insert: (n) =>
       db.transaction(async (tx) => {
         const pending = new Array<Promise<unknown>>(n);

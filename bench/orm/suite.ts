@@ -6,7 +6,8 @@
  * parents; and as a request handler calls it, each call awaited before the next: 2k single-row
  * inserts (autocommit) and 5k selects by key; plus a bulk insert of 10k rows (insertMany /
  * the ORM's chunked INSERTs on the raw client / drizzle's multi-row VALUES). drizzle runs twice where it can: its default API and
- * `.prepare()`d statements. Measured with bench/data's interleaved rounds (the median round counts, spread reported).
+ * `.prepare()`d statements. Throughput is measured with bench/data's interleaved rounds (the median
+ * round counts, spread reported); the ORM's overhead over raw with paired rounds (paired.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -18,9 +19,10 @@ import { openSqlite } from '../../src/data/sqlite/index.js';
 import { POSTGRES, SQLITE } from '../../src/data/orm/index.js';
 import { measureCase, type Absent, type CaseSpec, type Contender } from '../data/rounds.js';
 import { createBenchServer, type BenchServer } from '../data/server.js';
-import { ROUNDS_NOTE, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
+import { messageOf, ROUNDS_NOTE, timedWithin, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 import { DRIZZLE_PREPARED_CASES, drizzlePgWork, drizzleSqliteWork } from './drizzle-impl.js';
 import { moloOrmWork, moloRawWork } from './molo-impl.js';
+import { pairedOverhead, pairedText, type PairedOverhead } from './paired.js';
 import { ormReport, withOrmRatios } from './report.js';
 import { MODELS, type Dataset } from './schema.js';
 import { expectedEagerComments, expectedPageRows, type OrmWork } from './work.js';
@@ -33,6 +35,9 @@ interface Sizes {
   readonly data: Dataset;
   readonly parents: number;
   readonly rounds: number;
+  /** Pairs of the paired overhead measurement (paired.ts), each run a `pairDivisor`th of a round. */
+  readonly pairs: number;
+  readonly pairDivisor: number;
   readonly n: Readonly<Record<Workload, number>>;
   readonly warmup: Readonly<Record<Workload, number>>;
 }
@@ -42,6 +47,8 @@ const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
     data: { authors: 1_000, postsPerAuthor: 5, commentsPerPost: 2 },
     parents: 1_000,
     rounds: 3,
+    pairs: 20,
+    pairDivisor: 10,
     n: { insert: 10_000, select_pk: 10_000, pages: 1_000, eager: 10, insert_awaited: 2_000, select_pk_awaited: 5_000, bulk_insert: 10_000 },
     warmup: { insert: 2_000, select_pk: 2_000, pages: 100, eager: 2, insert_awaited: 500, select_pk_awaited: 1_000, bulk_insert: 2_000 },
   },
@@ -49,6 +56,8 @@ const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
     data: { authors: 100, postsPerAuthor: 5, commentsPerPost: 2 },
     parents: 100,
     rounds: 1,
+    pairs: 2,
+    pairDivisor: 1,
     n: { insert: 200, select_pk: 200, pages: 20, eager: 1, insert_awaited: 50, select_pk_awaited: 50, bulk_insert: 200 },
     warmup: { insert: 50, select_pk: 50, pages: 5, eager: 1, insert_awaited: 20, select_pk_awaited: 20, bulk_insert: 50 },
   },
@@ -66,7 +75,6 @@ const UNITS: Readonly<Record<Workload, string>> = {
 const POOL_SIZE = 4;
 
 const log = (message: string): void => void process.stderr.write(`${message}\n`);
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const scattered = (i: number, n: number): number => ((i * 1_000_003) % n) + 1;
 
@@ -123,29 +131,70 @@ function contender(impl: string, workload: Workload, sizes: Sizes, open: () => P
   };
 }
 
-function specs(prefix: 'pg' | 'sqlite', sizes: Sizes, selected: readonly string[], impls: Record<string, () => Promise<OrmWork>>): CaseSpec[] {
+type Impls = Record<'molo' | 'molo-raw' | 'drizzle' | 'drizzle-prepared', () => Promise<OrmWork>>;
+
+/** A case: its throughput rounds (every implementation), then the ORM's paired overhead over raw. */
+interface OrmCase {
+  readonly spec: CaseSpec;
+  readonly orm: Contender;
+  readonly raw: Contender;
+  readonly pairN: number;
+}
+
+function cases(prefix: 'pg' | 'sqlite', sizes: Sizes, selected: readonly string[], impls: Impls): OrmCase[] {
   return WORKLOADS.filter((w) => selected.includes(`${prefix}_${w}`)).map((workload) => ({
-    name: `${prefix}_${workload}`,
-    unit: UNITS[workload],
-    n: sizes.n[workload],
-    warmupN: sizes.warmup[workload],
-    rounds: sizes.rounds,
-    expected: (n: number) => expected(workload, sizes, n),
-    contenders: Object.entries(impls).map(([impl, open]): Contender | Absent =>
-      impl === 'drizzle-prepared' && !DRIZZLE_PREPARED_CASES.includes(workload)
-        ? { impl, unavailable: 'n/a: measured with the default API only (see DRIZZLE_PREPARED_CASES)' }
-        : contender(impl, workload, sizes, open),
-    ),
+    spec: {
+      name: `${prefix}_${workload}`,
+      unit: UNITS[workload],
+      n: sizes.n[workload],
+      warmupN: sizes.warmup[workload],
+      rounds: sizes.rounds,
+      expected: (n: number) => expected(workload, sizes, n),
+      contenders: Object.entries(impls).map(([impl, open]): Contender | Absent =>
+        impl === 'drizzle-prepared' && !DRIZZLE_PREPARED_CASES.includes(workload)
+          ? { impl, unavailable: 'n/a: measured with the default API only (see DRIZZLE_PREPARED_CASES)' }
+          : contender(impl, workload, sizes, open),
+      ),
+    },
+    orm: contender('molo', workload, sizes, impls.molo),
+    raw: contender('molo-raw', workload, sizes, impls['molo-raw']),
+    pairN: Math.max(1, Math.round(sizes.n[workload] / sizes.pairDivisor)),
   }));
 }
 
-async function runSpecs(list: readonly CaseSpec[], mode: string, rows: Row[]): Promise<boolean> {
+const PAIRED_TIMEOUT_MS = 600_000;
+
+/** The paired overhead of one case on fresh connections; undefined (logged) when a side fails. */
+async function paired(item: OrmCase, sizes: Sizes): Promise<PairedOverhead | undefined> {
+  const { spec, orm, raw, pairN } = item;
+  try {
+    const { value } = await timedWithin(`${spec.name} paired overhead`, PAIRED_TIMEOUT_MS, async () => {
+      await orm.open();
+      await raw.open();
+      return pairedOverhead(orm, raw, { n: pairN, pairs: sizes.pairs, warmupPairs: 2, expected: spec.expected(pairN) });
+    });
+    log(`  ${spec.name}: ORM over raw, paired: ${pairedText(value)}`);
+    return value;
+  } catch (error) {
+    log(`  ${spec.name}: paired overhead FAILED: ${messageOf(error)}`);
+    return undefined;
+  } finally {
+    await orm.close().catch(() => undefined);
+    await raw.close().catch(() => undefined);
+  }
+}
+
+async function runCases(list: readonly OrmCase[], sizes: Sizes, mode: string, rows: Row[], overheads: Map<string, PairedOverhead>): Promise<boolean> {
   let failed = false;
-  for (const spec of list) {
+  for (const item of list) {
+    const { spec } = item;
     log(`${spec.name}: ${spec.n.toLocaleString('en-US')} ${spec.unit}, ${spec.rounds} round(s) after a warm-up of ${spec.warmupN.toLocaleString('en-US')}`);
     const outcome = await measureCase(spec, mode);
     rows.push(...outcome.rows);
     failed ||= outcome.failed;
+    const overhead = await paired(item, sizes);
+    if (overhead === undefined) failed = true;
+    else overheads.set(spec.name, overhead);
   }
   return failed;
 }
@@ -185,7 +234,7 @@ export function seedSqlite(file: string, data: Dataset): void {
   }
 }
 
-async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[]): Promise<boolean> {
+async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[], overheads: Map<string, PairedOverhead>): Promise<boolean> {
   if (!selected.some((name) => name.startsWith('pg_'))) return false;
   let server: BenchServer;
   try {
@@ -202,22 +251,24 @@ async function runPostgres(system: ActorSystem, sizes: Sizes, selected: readonly
     const target = { host: server.host, port: server.port, user: server.user, database: server.database };
     const pool = () => createPostgresPool(system, { ...target, min: POOL_SIZE, max: POOL_SIZE });
     const authors = sizes.data.authors;
-    return await runSpecs(
-      specs('pg', sizes, selected, {
+    return await runCases(
+      cases('pg', sizes, selected, {
         molo: async () => moloOrmWork(await pool(), authors),
         'molo-raw': async () => moloRawWork(await pool(), authors),
         drizzle: async () => drizzlePgWork(target, POOL_SIZE, authors),
         'drizzle-prepared': async () => drizzlePgWork(target, POOL_SIZE, authors, true),
       }),
+      sizes,
       mode,
       rows,
+      overheads,
     );
   } finally {
     await server.drop().catch((error: unknown) => log(`dropping ${server.database} failed: ${messageOf(error)}`));
   }
 }
 
-async function runSqlite(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[]): Promise<boolean> {
+async function runSqlite(system: ActorSystem, sizes: Sizes, selected: readonly string[], mode: string, rows: Row[], overheads: Map<string, PairedOverhead>): Promise<boolean> {
   if (!selected.some((name) => name.startsWith('sqlite_'))) return false;
   const dir = await mkdtemp(join(tmpdir(), 'molo-bench-orm-'));
   log(`sqlite: files in ${dir}`);
@@ -225,15 +276,17 @@ async function runSqlite(system: ActorSystem, sizes: Sizes, selected: readonly s
     const file = join(dir, 'orm.db');
     seedSqlite(file, sizes.data);
     const authors = sizes.data.authors;
-    return await runSpecs(
-      specs('sqlite', sizes, selected, {
+    return await runCases(
+      cases('sqlite', sizes, selected, {
         molo: async () => moloOrmWork(await openSqlite(system, { file }), authors),
         'molo-raw': async () => moloRawWork(await openSqlite(system, { file }), authors),
         drizzle: async () => drizzleSqliteWork(file, authors),
         'drizzle-prepared': async () => drizzleSqliteWork(file, authors, true),
       }),
+      sizes,
       mode,
       rows,
+      overheads,
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -248,19 +301,21 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   log(`orm suite (${mode}): ${selected.join(', ')}`);
   const rows: Row[] = [];
   const system = new ActorSystem();
+  const overheads = new Map<string, PairedOverhead>();
   let failed = false;
   try {
-    failed = (await runPostgres(system, sizes, selected, mode, rows)) || failed;
-    failed = (await runSqlite(system, sizes, selected, mode, rows)) || failed;
+    failed = (await runPostgres(system, sizes, selected, mode, rows, overheads)) || failed;
+    failed = (await runSqlite(system, sizes, selected, mode, rows, overheads)) || failed;
   } finally {
     system.shutdown();
   }
-  const { rows: table, ratios } = withOrmRatios(rows, selected);
+  const { rows: table, ratios } = withOrmRatios(rows, selected, overheads);
   const header = [
     `orm suite, ${mode} run: node ${process.version}, ${cpus()[0]?.model ?? 'unknown cpu'} (${cpus().length} cores); Postgres on the same machine`,
     `Molo's ORM vs drizzle-orm (postgres.js / better-sqlite3) and vs Molo's raw client running the ORM's SQL; pools of ${POOL_SIZE} connections.`,
     `Dataset: ${sizes.data.authors} authors (half active) × ${sizes.data.postsPerAuthor} posts × ${sizes.data.commentsPerPost} comments; eager loads cover ${sizes.parents} parents.`,
     `Interleaved rounds after a warm-up; ${ROUNDS_NOTE}`,
+    `ORM overhead: median over ${sizes.pairs} pairs of (ORM time ÷ raw time) − 1, each pair the two back to back in alternating order on fresh connections, a ${sizes.pairDivisor === 1 ? 'full round' : `${sizes.pairDivisor}th of a round`} each.`,
     `1-minute load average: ${loadBefore.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end` + (loadBefore > cpus().length / 2 ? ' (other work was running: expect noise)' : ''),
   ];
   if (options.quick) header.push('Quick run: tiny sizes; the numbers show the harness works, not how fast anything is.');

@@ -9,7 +9,7 @@ export const PAGE_SIZE = 100;
 
 /** One implementation, opened on one backend. */
 export interface OrmWork {
-  /** Empties `ins_posts` (untimed). */
+  /** Empties `ins_posts`, and on SQLite checkpoints the WAL to empty (untimed). */
   resetInsert(): Promise<void>;
   /** Inserts `n` rows into ins_posts in one transaction, each returned; resolves with the count. */
   insert(n: number): Promise<number>;

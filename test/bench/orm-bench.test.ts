@@ -51,5 +51,11 @@ describe('npm run bench -- orm (smoke)', () => {
     await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick', '--cases', 'sqlite_select_pk'], { cwd: ROOT, timeout: 55_000 });
     const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
     expect(new Set(rows.map((row) => row.case))).toEqual(new Set(['sqlite_select_pk']));
+    // The overhead comes from paired rounds, the separate medians' quotient kept beside it.
+    const ratio = rows.find((row) => row.impl === 'ratio');
+    expect(ratio?.orm_overhead_method).toBe('paired');
+    expect(ratio?.orm_overhead_pairs).toBe(2);
+    expect(typeof ratio?.orm_overhead).toBe('number');
+    expect(ratio?.orm_overhead_separate === null || typeof ratio?.orm_overhead_separate === 'number').toBe(true);
   });
 });

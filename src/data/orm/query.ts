@@ -137,13 +137,17 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
     return this;
   }
 
-  /** Every matching row; more than 10,000 (the all() cap) is OrmTooManyRows: paginate or stream instead. */
-  async all(): Promise<R[]> {
+  /**
+   * Every matching row; more than 10,000 (the all() cap) is OrmTooManyRows: paginate or stream instead.
+   * Not async: one continuation on the driver's promise, and a preload's frame only when there is one.
+   */
+  all(): Promise<R[]> {
     const cap = this.scope.shared.maxRows;
     const fetch = this.limitN !== undefined && this.limitN <= cap ? this.limitN : cap + 1;
-    const rows = await this.run(fetch);
-    if (rows.length > cap) throw new OrmTooManyRows(this.model.table, cap);
-    return this.finish(rows);
+    return this.run(fetch).then((rows) => {
+      if (rows.length > cap) throw new OrmTooManyRows(this.model.table, cap);
+      return this.paths.length > 0 && rows.length > 0 ? this.finish(rows) : (rows as R[]);
+    });
   }
 
   async first(): Promise<R | undefined> {
@@ -354,17 +358,27 @@ export class Query<M extends AnyModel, R = RowOf<M>> {
     return { ...built, plan };
   }
 
-  private async run(limit: number | undefined, orders?: readonly Order[], extra?: Condition): Promise<Row[]> {
-    const { text, params, plan } = this.planned(limit, orders, extra);
-    const result = await exec(this.scope, this.codec.meta, text, params, limit === undefined ? undefined : { maxRows: limit });
+  /** Not async (see exec): a failure to build still comes back as a rejection. */
+  private run(limit: number | undefined, orders?: readonly Order[], extra?: Condition): Promise<Row[]> {
+    let planned: BuiltQuery & { readonly plan: Plan | undefined };
+    try {
+      planned = this.planned(limit, orders, extra);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { text, params, plan } = planned;
+    return exec(this.scope, this.codec.meta, text, params, limit === undefined ? undefined : { maxRows: limit }).then((result) => this.decoded(result.rows, plan));
+  }
+
+  private decoded(rows: Row[], plan: Plan | undefined): Row[] {
     if (plan !== undefined) {
-      decodePlanRows(plan, result.rows);
-      return result.rows;
+      decodePlanRows(plan, rows);
+      return rows;
     }
     const shape = this.decoding();
-    if (shape === undefined) decodeRows(this.codec, result.rows);
-    else decodeShape(result.rows, shape.names, shape.decoders);
-    return result.rows;
+    if (shape === undefined) decodeRows(this.codec, rows);
+    else decodeShape(rows, shape.names, shape.decoders);
+    return rows;
   }
 
   /** undefined: the model's own decoders; else decoders per output alias. */
