@@ -66,7 +66,7 @@ export abstract class HostRelay extends RouterCore {
   }
 
   /** A record from `host` (within the cap: its link checked that). */
-  protected receive(host: PlacedHost, bytes: Uint8Array): void {
+  protected receiveFrom(host: PlacedHost, bytes: Uint8Array): void {
     this.stats.bytesReceived += 4 + bytes.byteLength;
     if (host.state !== 'running' && host.cut) return;
     if (bytes.byteLength <= HEADER_BYTES) {

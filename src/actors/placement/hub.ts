@@ -182,7 +182,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
         maxHeapMb,
       },
       {
-        record: (bytes) => this.receive(host, bytes),
+        record: (bytes) => this.receiveFrom(host, bytes),
         violation: () => this.#cutOff(host),
         exit: (reason, error) => {
           this.#hostExited(host, reason, error);
