@@ -30,15 +30,13 @@ export class Calls {
 
   /** A call to a local actor: listed on it, timed, then delivered; a refused delivery fails it at once. */
   open(cell: ActorCell, request: unknown, timeoutMs: number | undefined): Promise<unknown> {
-    // Its own callback is on the stack: a call to itself (OTP's calling_self) could only time out.
-    if (cell.flags & CellFlag.RUNNING) return Promise.reject(new CallingSelf(cell.self));
-    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
-    const call = new CallRequest(request, cell.self);
+    const call = this.#request(cell, request, timeoutMs);
+    if (call === undefined) return Promise.reject(new CallingSelf(cell.self));
     const promise = new Promise<unknown>((resolve, reject) => {
       call._resolve = resolve;
       call._reject = reject;
     });
-    this.#deliver(cell, call, timeout);
+    this.#deliver(cell, call);
     return promise;
   }
 
@@ -47,19 +45,31 @@ export class Calls {
    * calls served on behalf of another system, whose answer is a frame, not a continuation.
    */
   openWith(cell: ActorCell, request: unknown, timeoutMs: number | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-    if (cell.flags & CellFlag.RUNNING) {
+    const call = this.#request(cell, request, timeoutMs);
+    if (call === undefined) {
       reject(new CallingSelf(cell.self));
       return;
     }
-    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
-    const call = new CallRequest(request, cell.self);
     call._resolve = resolve;
     call._reject = reject;
-    this.#deliver(cell, call, timeout);
+    this.#deliver(cell, call);
+  }
+
+  /**
+   * The request of a call to `cell`, with its timeout (throws, synchronously, on an invalid one);
+   * undefined when `cell` is the caller.
+   */
+  #request(cell: ActorCell, request: unknown, timeoutMs: number | undefined): CallRequest | undefined {
+    // Its own callback is on the stack: a call to itself (OTP's calling_self) could only time out.
+    if (cell.flags & CellFlag.RUNNING) return undefined;
+    const timeout = callTimeout(timeoutMs, this.defaultTimeoutMs);
+    const call = new CallRequest(request, cell.self);
+    call._timeoutMs = timeout;
+    return call;
   }
 
   /** Lists, times and delivers an opened call; a refused delivery fails it at once. */
-  #deliver(cell: ActorCell, call: CallRequest, timeout: number): void {
+  #deliver(cell: ActorCell, call: CallRequest): void {
     call._settle = this.settle;
     const head = cell.calls;
     if (head !== null) {
@@ -67,7 +77,7 @@ export class Calls {
       call._next = head;
     }
     cell.calls = call;
-    call._timeoutMs = timeout;
+    const timeout = call._timeoutMs;
     // Infinity (OTP's infinity): no timer; the callee's exit still fails the call.
     call._timer = timeout === Infinity ? null : this.timers.schedule(timeout, expireCall, call);
     try {

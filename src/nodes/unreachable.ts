@@ -5,7 +5,7 @@
  */
 import type { CallRequest } from '../actors/messages.js';
 import type { MonitorRef, Ref } from '../actors/ref.js';
-import { deliverDown } from '../actors/placement/router-core.js';
+import { deliverDown } from '../actors/placement/remote-monitors.js';
 import type { RoutedSystem, Router, Watcher } from '../actors/placement/router.js';
 import { NodeDown } from './errors.js';
 

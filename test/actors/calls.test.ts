@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   CallRequest,
   CalleeExited,
+  CallingSelf,
   CallTimeout,
   DEFAULT_CALL_TIMEOUT_MS,
+  InvalidOption,
   NoProc,
   SimulatedClock,
   shutdownWith,
@@ -266,5 +268,34 @@ describe('call', () => {
     expect(results[0]).toBeInstanceOf(CalleeExited);
     expect(system.isAlive(target!)).toBe(false);
     system.exit(caller, 'kill');
+  });
+
+  it('an invalid timeout throws in the caller at once and delivers nothing', async () => {
+    const system = testSystem();
+    const received: unknown[] = [];
+    const ref = system.spawn<unknown>((message) => void received.push(message));
+    for (const timeoutMs of [-1, Number.NaN]) {
+      expect(() => system.call(ref, 'x', timeoutMs)).toThrow(InvalidOption);
+      expect(() => system.callFor(ref, 'x', timeoutMs, () => {}, () => {})).toThrow(InvalidOption);
+    }
+    await system.settle();
+    expect(received).toEqual([]);
+    expect(system.timerCount).toBe(0);
+    system.exit(ref, 'kill');
+  });
+
+  it('a call to itself fails with CallingSelf (before its timeout is checked), as a promise or through reject', async () => {
+    const system = testSystem();
+    const results: unknown[] = [];
+    const ref = system.spawn<string>(async (_message, ctx) => {
+      const call = ctx.call(ctx.self, 'x', -1);
+      system.callFor(ctx.self, 'x', -1, (value) => results.push(value), (error) => results.push(error));
+      results.push(await call.catch((e: unknown) => e));
+    });
+    system.send(ref, 'go');
+    await system.settle();
+    expect(results).toHaveLength(2);
+    for (const result of results) expect(result).toBeInstanceOf(CallingSelf);
+    system.exit(ref, 'kill');
   });
 });

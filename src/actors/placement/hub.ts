@@ -1,36 +1,19 @@
 import { InvalidPlacement, NameTaken, NoProc, PlacementFailed, SystemStopped } from '../errors.js';
 import type { ExitReason, ShutdownWith } from '../exit.js';
-import { DEFAULT_MAILBOX_CAPACITY, resolveMailboxOptions, type ResolvedMailboxOptions } from '../mailbox.js';
+import { resolveMailboxOptions, type ResolvedMailboxOptions } from '../mailbox.js';
 import type { Ref } from '../ref.js';
 import { checkBehaviourModule, loadBehaviour } from './behaviour-module.js';
 import type { BehaviourModule, PlacedSpawnOptions } from './types.js';
 
 export type { PlacedSpawnOptions } from './types.js';
-import { FrameKind, type CallFailure, type Frame, type WireSpawnOptions } from './frames.js';
-import { startHost, type HostChannel, type HostPlacement } from './host-channel.js';
+import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
+import { startHost, type HostPlacement } from './host-channel.js';
+import { HostRelay, type PlacedHost } from './host-relay.js';
 import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
-import { RouterCore } from './router-core.js';
+import type { RouterCore } from './router-core.js';
 import type { RoutedSystem } from './router.js';
-import type { SendMode } from './frame-link.js';
-import { decodeFrame, encodeFrame, frameDestination, HEADER_BYTES, peekFrameKind } from './wire.js';
+import { encodeFrame } from './wire.js';
 import { MAX_PAYLOAD_LIMIT_BYTES } from './limits.js';
-
-interface PlacedHost {
-  readonly creation: number;
-  readonly placement: HostPlacement;
-  readonly name: string | undefined;
-  readonly channel: HostChannel;
-  state: 'running' | 'stopping';
-  /** Cut off for breaking the channel's rules: what it still sends is ignored. */
-  cut: boolean;
-  /** Spawns sent and not yet answered: an idle host with one pending is not stopped. */
-  pendingSpawns: number;
-  /** Its frame cap (`payloadLimitBytes` of the spawn that started it, or the system's). */
-  readonly limitBytes: number;
-  /** Set by `terminate`: the detail its actors' exit reason carries. */
-  terminated: unknown;
-  readonly exited: Promise<void>;
-}
 
 interface PendingSpawn {
   readonly host: PlacedHost;
@@ -114,8 +97,7 @@ async function spawnLocal(system: RoutedSystem, spec: BehaviourModule, options: 
  * between them (by the header, without decoding), keeps the node-wide registry of names held in
  * hosts, and turns a host's death into exit signals here and in every other host.
  */
-export class PlacementHub extends RouterCore implements HostDirectory {
-  readonly #hosts = new Map<number, PlacedHost>();
+export class PlacementHub extends HostRelay implements HostDirectory {
   readonly #named = new Map<string, PlacedHost>();
   readonly #spawns = new Map<number, PendingSpawn>();
   /** Names registered in hosts. */
@@ -180,7 +162,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     for (;;) {
       const creation = 1 + Math.floor(Math.random() * (MAX_CREATION - 1));
       // Never reused while this system lives: a stale ref must never reach a later host.
-      if (creation !== this.creation && !this.#hosts.has(creation) && !this.down.has(creation)) return creation;
+      if (creation !== this.creation && !this.placed.has(creation) && !this.down.has(creation)) return creation;
     }
   }
 
@@ -200,7 +182,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         maxHeapMb,
       },
       {
-        record: (bytes) => this.#receive(host, bytes),
+        record: (bytes) => this.receiveFrom(host, bytes),
         violation: () => this.#cutOff(host),
         exit: (reason, error) => {
           this.#hostExited(host, reason, error);
@@ -209,7 +191,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
       },
     );
     host = { creation, placement, name, channel, state: 'running', cut: false, pendingSpawns: 0, limitBytes, terminated: undefined, exited };
-    this.#hosts.set(creation, host);
+    this.placed.set(creation, host);
     this.#exits.add(exited);
     void exited.then(() => this.#exits.delete(exited));
     // The host starts knowing every name of the node.
@@ -230,7 +212,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
   }
 
   #broadcast(frame: Frame, except?: number): void {
-    for (const host of this.#hosts.values()) if (host.creation !== except) this.#postTo(host, frame);
+    for (const host of this.placed.values()) if (host.creation !== except) this.#postTo(host, frame);
   }
 
   #stopHost(host: PlacedHost, tell = true): void {
@@ -240,117 +222,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
     if (tell) this.#postTo(host, [FrameKind.Stop]);
   }
 
-  // ---- frames -------------------------------------------------------------------------------
-
-  protected transmit(destination: number, bytes: Uint8Array, mode: SendMode): boolean {
-    const host = this.#hosts.get(destination);
-    // A host gone meanwhile: dropped, as before it could have refused anything.
-    if (host === undefined) return true;
-    const sent = host.channel.link.send(bytes, mode);
-    if (sent) this.stats.bytesSent += 4 + bytes.byteLength;
-    return sent;
-  }
-
-  /** To a host, a frame's header names the system it comes from. */
-  protected headerFor(): number {
-    return this.creation;
-  }
-
-  protected override limitFor(destination: number): number {
-    return this.#hosts.get(destination)?.limitBytes ?? this.limitBytes;
-  }
-
-  protected reachable(creation: number): boolean {
-    return this.#hosts.get(creation)?.state === 'running';
-  }
-
-  /** A record from `host` (within the cap: its link checked that). */
-  #receive(host: PlacedHost, bytes: Uint8Array): void {
-    this.stats.bytesReceived += 4 + bytes.byteLength;
-    if (host.state !== 'running' && host.cut) return;
-    if (bytes.byteLength <= HEADER_BYTES) {
-      this.stats.framesReceived++;
-      this.stats.framesDropped++;
-      return;
-    }
-    const destination = frameDestination(bytes)!;
-    if (destination === this.creation) {
-      this.receiveFrame(bytes, host.creation);
-      return;
-    }
-    this.stats.framesReceived++;
-    const target = this.#hosts.get(destination);
-    // A stopping host has no actors left: answered here, as for a host already gone.
-    if (target === undefined || target.state !== 'running') {
-      // An actor of another node: this system serves the frame, and routes it on to that node.
-      if (this.#forOtherNode(bytes)) this.receiveFrame(bytes, host.creation);
-      else this.bounce(bytes, host.creation);
-      return;
-    }
-    // Forwarded undecoded; the header now names the sender, which the target holds to its own actors.
-    bytes[0] = host.creation >>> 24;
-    bytes[1] = (host.creation >>> 16) & 0xff;
-    bytes[2] = (host.creation >>> 8) & 0xff;
-    bytes[3] = host.creation & 0xff;
-    const kind = peekFrameKind(bytes);
-    const user = kind === FrameKind.Send || kind === FrameKind.Call;
-    // Within the sender's cap but over the target's (a host with a larger cap): refused here, since
-    // the target's link would take an oversized record as hostile.
-    if (bytes.byteLength - HEADER_BYTES > target.limitBytes) {
-      if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation, ['payload_too_large', bytes.byteLength - HEADER_BYTES, target.limitBytes]);
-      else if (user) this.stats.messagesDropped++;
-      else this.stats.framesDropped++;
-      return;
-    }
-    if (this.transmit(destination, bytes, user ? 'user' : 'forwarded')) {
-      this.stats.framesSent++;
-      return;
-    }
-    // Over the target's budget: a send is dropped; a call fails with mailbox_full, as at a full mailbox.
-    if (kind === FrameKind.Call) this.#refuseCall(bytes, host.creation);
-    else if (user) this.stats.messagesDropped++;
-    else this.stats.framesDropped++;
-  }
-
-  /** The frame is about an actor of another node (which only the main system's routes reach). */
-  #forOtherNode(bytes: Uint8Array): boolean {
-    const frame = decodeFrame(bytes);
-    if (frame === undefined) return false;
-    const kind = frame[0];
-    const to =
-      kind === FrameKind.Send || kind === FrameKind.Exit || kind === FrameKind.LinkExit
-        ? frame[1]
-        : kind === FrameKind.Link || kind === FrameKind.Unlink
-          ? frame[2]
-          : kind === FrameKind.Call || kind === FrameKind.Monitor || kind === FrameKind.Demonitor
-            ? frame[3]
-            : undefined;
-    return to !== undefined && to.node !== this.system.node;
-  }
-
-  /** Hosts reach other nodes through this system: frames for their actors are served here. */
-  protected override accepts(ref: Ref): boolean {
-    return ref.node !== this.system.node || super.accepts(ref);
-  }
-
-  /** A host speaks for the actors of its creation on this node: never for another node's that share the number. */
-  protected override owns(ref: Ref, from: number): boolean {
-    return ref.node === this.system.node && super.owns(ref, from);
-  }
-
-  /** Fails a call that could not be forwarded: with `failure`, or as at a full mailbox. */
-  #refuseCall(bytes: Uint8Array, from: number, failure?: CallFailure): void {
-    this.stats.messagesDropped++;
-    const frame = decodeFrame(bytes);
-    if (frame === undefined || frame[0] !== FrameKind.Call || frame[1] !== from) return;
-    const [, origin, id, to] = frame;
-    const reply: CallFailure = failure ?? ['mailbox_full', this.mailboxes.get(to)?.capacity ?? DEFAULT_MAILBOX_CAPACITY];
-    try {
-      this.post(origin, [FrameKind.Reply, id, false, reply]);
-    } catch {
-      this.stats.framesDropped++;
-    }
-  }
+  // ---- frames (forwarded in host-relay.ts) -------------------------------------------------
 
   /** `host` broke its channel's rules: it is cut off now (nothing more from it counts) and killed. */
   #cutOff(host: PlacedHost): void {
@@ -400,7 +272,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
         return;
       }
       case FrameKind.Idle: {
-        const host = this.#hosts.get(from);
+        const host = this.placed.get(from);
         if (host !== undefined && host.pendingSpawns === 0) this.#stopHost(host);
         return;
       }
@@ -423,8 +295,8 @@ export class PlacementHub extends RouterCore implements HostDirectory {
   }
 
   #hostExited(host: PlacedHost, exit: ShutdownWith, error: Error | undefined): void {
-    if (this.#hosts.get(host.creation) !== host) return;
-    this.#hosts.delete(host.creation);
+    if (this.placed.get(host.creation) !== host) return;
+    this.placed.delete(host.creation);
     if (host.name !== undefined && this.#named.get(host.name) === host) this.#named.delete(host.name);
     // Stopped because idle: it had no actors, so what still pointed at one sees noproc.
     const reason: ExitReason =
@@ -473,8 +345,8 @@ export class PlacementHub extends RouterCore implements HostDirectory {
   /** The system shut down: every host is terminated, and what waited on one sees `shutdown`. */
   shutdown(): void {
     this.#stopped = true;
-    const hosts = [...this.#hosts.values()];
-    this.#hosts.clear();
+    const hosts = [...this.placed.values()];
+    this.placed.clear();
     this.#named.clear();
     for (const host of hosts) {
       host.state = 'stopping';
@@ -485,7 +357,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
 
   /** See `terminateHost`: killed now, not asked; what it sends from here on is ignored. */
   terminate(creation: number, detail: unknown): Promise<boolean> {
-    const host = this.#hosts.get(creation);
+    const host = this.placed.get(creation);
     if (host === undefined) return Promise.resolve(false);
     if (host.terminated === undefined) {
       this.stats.hostsTerminated++;
@@ -500,7 +372,7 @@ export class PlacementHub extends RouterCore implements HostDirectory {
   // ---- introspection ------------------------------------------------------------------------
 
   hosts(): HostInfo[] {
-    return [...this.#hosts.values()].map((host) => ({
+    return [...this.placed.values()].map((host) => ({
       creation: host.creation,
       placement: host.placement,
       name: host.name,

@@ -1,9 +1,7 @@
-import { ActorCell } from '../actor-cell.js';
-import { CellFlag } from '../cell-flags.js';
 import { CalleeExited, MailboxFull, NoProc } from '../errors.js';
 import type { ExitReason } from '../exit.js';
 import { DEFAULT_MAILBOX_OPTIONS, type ResolvedMailboxOptions } from '../mailbox.js';
-import { DownMessage, type CallRequest } from '../messages.js';
+import type { CallRequest } from '../messages.js';
 import type { MonitorRef, Ref } from '../ref.js';
 import type { SendMode } from './frame-link.js';
 import { callFailure, failureToError, portableReason } from './failures.js';
@@ -11,9 +9,10 @@ import { speaksFor } from './frame-trust.js';
 import { FrameKind, type CallFailure, type ControlFrame, type Frame } from './frames.js';
 import type { RoutedSystem, Router, RouterStats, Watcher } from './router.js';
 import { processRefs, type RefTable } from './ref-table.js';
+import { RemoteLinks } from './remote-links.js';
+import { deliverDown, RemoteMonitors } from './remote-monitors.js';
+import type { RouterPort } from './router-port.js';
 import { decodeFrame, encodeFrame } from './wire.js';
-
-const { EXITED } = CellFlag;
 
 /**
  * What the main system and every host share: the kernel's view of links, monitors and calls that
@@ -21,11 +20,9 @@ const { EXITED } = CellFlag;
  * frame reaches a creation (`transmit`), whether that creation is up (`reachable`), and handles
  * names, spawning and host lifetime (`control`).
  *
- * Bookkeeping, so that a host's death turns into the right signals on this side:
- * - `#links`: remote ref → the local refs linked to it (both directions: a link is symmetric);
- * - `#monitors`: monitors local watchers hold on remote actors;
- * - `#watched`: monitors remote watchers hold on local actors, by their creation;
- * - `#calls`: calls from here waiting on a remote callee.
+ * Bookkeeping, so that a host's death turns into the right signals on this side: the links and
+ * monitors that cross the boundary (remote-links.ts, remote-monitors.ts), and `#calls`, the calls
+ * from here waiting on a remote callee.
  */
 export abstract class RouterCore implements Router {
   readonly stats: RouterStats = {
@@ -43,9 +40,8 @@ export abstract class RouterCore implements Router {
   protected readonly limitBytes: number;
   /** Creations known to be gone: anything addressed to them is answered here (`noproc`). */
   protected readonly down = new Set<number>();
-  readonly #links = new Map<Ref, Set<Ref>>();
-  readonly #monitors = new Map<MonitorRef, { readonly watcher: Watcher; readonly target: Ref }>();
-  readonly #watched = new Map<number, Map<MonitorRef, () => void>>();
+  readonly #links: RemoteLinks;
+  readonly #monitors: RemoteMonitors;
   readonly #calls = new Map<number, CallRequest>();
   /** Remote actors seen to exit (a DOWN, a link's exit, a failed call), for `isAlive`. */
   readonly #dead = new WeakSet<Ref>();
@@ -67,6 +63,16 @@ export abstract class RouterCore implements Router {
   ) {
     this.creation = system.creation;
     this.limitBytes = limitBytes;
+    const port: RouterPort = {
+      system,
+      router: this,
+      creation: this.creation,
+      reachable: (creation) => this.reachable(creation),
+      post: (destination, frame) => this.post(destination, frame),
+      signal: (destination, reason, build) => this.signal(destination, reason, build),
+    };
+    this.#links = new RemoteLinks(port, refs);
+    this.#monitors = new RemoteMonitors(port);
   }
 
   /**
@@ -178,53 +184,24 @@ export abstract class RouterCore implements Router {
     this.signal(target.creation, reason, (sent) => [FrameKind.Exit, target, from, sent]);
   }
 
-  // Links are keyed by this side's canonical refs: a relayed link arrives with refs decoded by
-  // another table (a node's, or placement's), and the frames that end it are decoded by this one.
-
   link(from: Ref, target: Ref): void {
-    if (!this.reachable(target.creation)) {
-      this.system.linkExit(from, target, 'noproc');
-      return;
-    }
-    this.#addLink(this.refs.canonical(target), this.refs.canonical(from));
-    this.post(target.creation, [FrameKind.Link, from, target]);
+    this.#links.link(from, target);
   }
 
   unlink(from: Ref, target: Ref): void {
-    if (!this.#removeLink(this.refs.canonical(target), this.refs.canonical(from))) return;
-    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Unlink, from, target]);
+    this.#links.unlink(from, target);
   }
 
   linkExited(target: Ref, from: Ref, reason: ExitReason): void {
-    this.#removeLink(this.refs.canonical(target), this.refs.canonical(from));
-    this.signal(target.creation, reason, (sent) => [FrameKind.LinkExit, target, from, sent]);
+    this.#links.linkExited(target, from, reason);
   }
 
   monitor(watcher: Watcher, target: Ref, id: MonitorRef): void {
-    if (!this.reachable(target.creation)) {
-      deliverDown(watcher, id, target, 'noproc');
-      return;
-    }
-    this.#monitors.set(id, { watcher, target });
-    this.post(target.creation, [FrameKind.Monitor, this.creation, id, target]);
+    this.#monitors.monitor(watcher, target, id);
   }
 
   demonitor(target: Ref, id: MonitorRef): void {
-    if (!this.#monitors.delete(id)) return;
-    if (this.reachable(target.creation)) this.post(target.creation, [FrameKind.Demonitor, this.creation, id, target]);
-  }
-
-  #addLink(remote: Ref, local: Ref): void {
-    let locals = this.#links.get(remote);
-    if (locals === undefined) this.#links.set(remote, (locals = new Set()));
-    locals.add(local);
-  }
-
-  #removeLink(remote: Ref, local: Ref): boolean {
-    const locals = this.#links.get(remote);
-    if (locals === undefined || !locals.delete(local)) return false;
-    if (locals.size === 0) this.#links.delete(remote);
-    return true;
+    this.#monitors.demonitor(target, id);
   }
 
   // ---- incoming -------------------------------------------------------------------------------
@@ -232,21 +209,31 @@ export abstract class RouterCore implements Router {
   /** Decodes and handles a frame addressed to this system; malformed frames are counted and dropped. */
   protected receiveFrame(bytes: Uint8Array, from: number): void {
     this.stats.framesReceived++;
-    const frame = decodeFrame(bytes, this.refs);
-    if (frame === undefined) {
-      this.stats.framesDropped++;
-      return;
-    }
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
-      this.stats.framesForged++;
-      return;
-    }
+    const frame = this.decodeFrom(bytes, from);
+    if (frame === undefined) return;
     try {
       this.dispatch(frame, from);
     } catch {
       // A frame that named something it should not (a foreign ref where a local one belongs).
       this.stats.framesDropped++;
     }
+  }
+
+  /**
+   * Decodes a frame from the system `from`: undefined (counted) when it is malformed or speaks for
+   * actors that are not that system's.
+   */
+  protected decodeFrom(bytes: Uint8Array, from: number): Frame | undefined {
+    const frame = decodeFrame(bytes, this.refs);
+    if (frame === undefined) {
+      this.stats.framesDropped++;
+      return undefined;
+    }
+    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
+      this.stats.framesForged++;
+      return undefined;
+    }
+    return frame;
   }
 
   protected dispatch(frame: Frame, from: number): void {
@@ -283,59 +270,33 @@ export abstract class RouterCore implements Router {
       case FrameKind.Link: {
         const [, remote, to] = frame;
         if (!this.accepts(to) || this.accepts(remote)) throw new TypeError('misaddressed');
-        const cell = to._cell as ActorCell | undefined;
-        if (cell === undefined) {
-          const relay = this.#relayOf(to);
-          if (relay !== undefined) {
-            // Added first: a relay that answers `noproc` at once removes it again.
-            this.#addLink(remote, to);
-            relay.link(remote, to);
-            return;
-          }
-        }
-        if (cell === undefined || cell.flags & EXITED) {
-          this.signal(remote.creation, 'noproc', (reason) => [FrameKind.LinkExit, remote, to, reason]);
-          return;
-        }
-        (cell.links ??= new Set()).add(remote);
-        this.#addLink(remote, to);
+        this.#links.linked(remote, to);
         return;
       }
-      case FrameKind.Unlink: {
-        const [, remote, to] = frame;
-        if (!this.#removeLink(remote, to)) return;
-        const cell = to._cell as ActorCell | undefined;
-        if (cell !== undefined) cell.links?.delete(remote);
-        else this.#relayOf(to)?.unlink(remote, to);
+      case FrameKind.Unlink:
+        this.#links.unlinked(frame[1], frame[2]);
         return;
-      }
       case FrameKind.LinkExit: {
         const [, to, remote, reason] = frame;
         if (!this.accepts(to)) throw new TypeError('misaddressed');
-        this.#removeLink(remote, to);
+        this.#links.exited(to, remote);
         this.#dead.add(remote);
         this.system.linkExit(to, remote, reason);
         return;
       }
       case FrameKind.Monitor:
-        this.#serveMonitor(frame[1], frame[2], frame[3]);
+        if (!this.accepts(frame[3])) throw new TypeError('misaddressed');
+        this.#monitors.watch(frame[1], frame[2], frame[3]);
         return;
-      case FrameKind.Demonitor: {
-        const [, origin, id] = frame;
-        const watched = this.#watched.get(origin);
-        const unwatch = watched?.get(id);
-        if (unwatch === undefined) return;
-        watched!.delete(id);
-        unwatch();
+      case FrameKind.Demonitor:
+        this.#monitors.unwatch(frame[1], frame[2]);
         return;
-      }
       case FrameKind.Down: {
         const [, id, ref, reason] = frame;
-        const monitor = this.#monitors.get(id);
-        if (monitor === undefined || monitor.target !== ref) return;
-        this.#monitors.delete(id);
+        const watcher = this.#monitors.takeDown(id, ref);
+        if (watcher === undefined) return;
         this.#dead.add(ref);
-        deliverDown(monitor.watcher, id, ref, reason);
+        deliverDown(watcher, id, ref, reason);
         return;
       }
       case FrameKind.HostDown:
@@ -356,17 +317,6 @@ export abstract class RouterCore implements Router {
         throw new TypeError(`unknown frame ${String((unknown as readonly unknown[])[0])}`);
       }
     }
-  }
-
-  /**
-   * The router that carries links on to `to`, an actor this system accepts frames for but does not
-   * hold: one placed in a host (for a peer node) or another node's (for a host). The exits and
-   * unlinks that follow take the same way back: the kernel routes a link exit whose target is not
-   * its own (see `linkExit`).
-   */
-  #relayOf(to: Ref): Router | undefined {
-    const relay = this.system.routeOf(to);
-    return relay === this ? undefined : relay;
   }
 
   #serveCall(origin: number, id: number, to: Ref, request: unknown, timeoutMs: number): void {
@@ -402,20 +352,6 @@ export abstract class RouterCore implements Router {
     }
   }
 
-  #serveMonitor(origin: number, id: MonitorRef, target: Ref): void {
-    if (!this.accepts(target)) throw new TypeError('misaddressed');
-    let fired = false;
-    const unwatch = this.system.watch(target, (reason, ref) => {
-      fired = true;
-      this.#watched.get(origin)?.delete(id);
-      this.signal(origin, reason, (sent) => [FrameKind.Down, id, ref, sent]);
-    });
-    if (fired) return;
-    let watched = this.#watched.get(origin);
-    if (watched === undefined) this.#watched.set(origin, (watched = new Map()));
-    watched.set(id, unwatch);
-  }
-
   /**
    * The system of `creation` is gone (its host died or stopped): everything here linked to or
    * monitoring its actors gets `reason`, and calls waiting on them fail with CalleeExited. A host
@@ -443,84 +379,17 @@ export abstract class RouterCore implements Router {
     for (const call of this.#calls.values()) {
       if (gone(call.callee)) call._settle?.(call, false, failure(call));
     }
-    const watched = this.#watched.get(origin);
-    if (watched !== undefined) {
-      this.#watched.delete(origin);
-      for (const unwatch of watched.values()) unwatch();
-    }
-    const downs: [MonitorRef, Watcher, Ref][] = [];
-    for (const [id, monitor] of this.#monitors) {
-      if (!gone(monitor.target)) continue;
-      this.#monitors.delete(id);
-      downs.push([id, monitor.watcher, monitor.target]);
-    }
-    const links: [Ref, Set<Ref>][] = [];
-    for (const entry of this.#links) {
-      if (!gone(entry[0])) continue;
-      this.#links.delete(entry[0]);
-      links.push(entry);
-    }
+    this.#monitors.forget(origin);
+    // Both tables are emptied before any signal goes out.
+    const downs = this.#monitors.take(gone);
+    const links = this.#links.take(gone);
     for (const [id, watcher, target] of downs) deliverDown(watcher, id, target, reason);
     for (const [remote, locals] of links) for (const local of locals) this.system.linkExit(local, remote, reason);
   }
 
   /** Links, monitors and calls that cross a boundary from here; for tests and process info. */
   get remoteCounts(): { links: number; monitors: number; watched: number; calls: number } {
-    let links = 0;
-    for (const locals of this.#links.values()) links += locals.size;
-    let watched = 0;
-    for (const byOrigin of this.#watched.values()) watched += byOrigin.size;
-    return { links, monitors: this.#monitors.size, watched, calls: this.#calls.size };
-  }
-
-  /** Answers a frame on behalf of a system that is gone: calls, links and monitors see `noproc`. */
-  protected bounce(bytes: Uint8Array, from: number): void {
-    const frame = decodeFrame(bytes, this.refs);
-    if (frame === undefined) {
-      this.stats.framesDropped++;
-      return;
-    }
-    // Answered in the gone system's name: only for what `from` may ask about.
-    if (!this.trusts(from) && !speaksFor(frame, from, this.#calleeOf, this.#owns)) {
-      this.stats.framesForged++;
-      return;
-    }
-    switch (frame[0]) {
-      case FrameKind.Call:
-        this.#answerFor(frame[1], [FrameKind.Reply, frame[2], false, ['noproc'] satisfies CallFailure]);
-        return;
-      case FrameKind.Link:
-        this.#answerFor(frame[1].creation, [FrameKind.LinkExit, frame[1], frame[2], 'noproc']);
-        return;
-      case FrameKind.Monitor:
-        this.#answerFor(frame[1], [FrameKind.Down, frame[2], frame[3], 'noproc']);
-        return;
-      default:
-        return;
-    }
-  }
-
-  #answerFor(origin: number, frame: Frame): void {
-    if (origin === this.creation) {
-      // Never re-entered from the kernel's stack: answered as if it had arrived.
-      queueMicrotask(() => this.dispatch(frame, origin));
-      return;
-    }
-    if (!this.reachable(origin)) return;
-    try {
-      this.post(origin, frame);
-    } catch {
-      this.stats.framesDropped++;
-    }
-  }
-}
-
-/** A DOWN for a watcher: an actor gets the message (and forgets the monitor), a callback is called. */
-export function deliverDown(watcher: Watcher, id: MonitorRef, ref: Ref, reason: ExitReason): void {
-  if (watcher instanceof ActorCell) {
-    watcher.monitoring?.delete(id);
-    watcher.deliverSignal(new DownMessage(id, ref, reason));
-  } else {
-    watcher(reason, ref);
+    const monitors = this.#monitors;
+    return { links: this.#links.size, monitors: monitors.size, watched: monitors.watchedSize, calls: this.#calls.size };
   }
 }

@@ -6,10 +6,11 @@
  * handling a burst of calls leave as one buffer when the burst is over: the first write of a burst
  * sends the actor a FLUSH message, which queues behind the calls already in its mailbox.
  *
- * This file is the actor's shell: the socket (TCP or Unix, TLS upgrade), startup, the calls, the
- * write path, closing and loss. The answers are read in responses.ts, the queues kept in
- * pipeline.ts, deadlines and cancel requests in deadlines.ts, the extended protocol written in
- * writer.ts, cursors in cursor.ts, COPY in copy.ts, authentication in startup.ts.
+ * This file is the actor's shell: the socket (TCP or Unix, TLS upgrade), startup, the calls'
+ * dispatch, the write buffer, closing and loss. Statements become ops and are written in
+ * statements.ts, their answers read in responses.ts, the queues kept in pipeline.ts, deadlines and
+ * cancel requests in deadlines.ts, the extended protocol written in writer.ts, cursors in
+ * cursor.ts, COPY in copy.ts, authentication in startup.ts.
  */
 import type { Socket } from 'node:net';
 import type { DatabaseError } from 'pg-protocol/dist/messages.js';
@@ -17,7 +18,7 @@ import { serialize } from 'pg-protocol';
 import { shutdownWith, type TimerEntry } from '../../actors/index.js';
 import { GenServer, NO_REPLY, type From } from '../../behaviours/index.js';
 import type { Logger } from '../../telemetry/index.js';
-import { ConnectFailed, ConnectionLost, DbError, ProtocolError, QueueFull } from '../errors.js';
+import { ConnectFailed, ConnectionLost, DbError, ProtocolError } from '../errors.js';
 import type { BackendKey } from './cancel.js';
 import type { ResolvedPgConfig } from './config.js';
 import { CopySession } from './copy.js';
@@ -27,7 +28,7 @@ import { Framer, MessageParser, Msg, type FrameSink } from './frames.js';
 import { failAll, lossError } from './loss.js';
 import { pgMetrics } from './metrics.js';
 import type { Notifications } from './notifications.js';
-import { Op, OpKind, type Replier } from './ops.js';
+import type { Op, Replier } from './ops.js';
 import { Pipeline } from './pipeline.js';
 import {
   AbortRequest,
@@ -47,21 +48,20 @@ import {
   QueryRequest,
   StatsRequest,
   UnprepareRequest,
-  type PgConnectionStats,
   type ReadyInfo,
 } from './requests.js';
+import { ReadyWaiters } from './ready-waiters.js';
 import { Responses, type ResponseHost } from './responses.js';
 import { attachSocket, openSocket, SocketClosed, SocketData, SocketDrain, SocketError, upgradeToTls, type SocketEvent } from './socket.js';
 import { Handshake } from './startup.js';
-import { StatementCache, StatementState } from './statement-cache.js';
-import { checked, QueryWriter } from './writer.js';
+import { StatementCache } from './statement-cache.js';
+import { Statements, type StatementHost } from './statements.js';
 
 const State = { Ssl: 0, Startup: 1, Types: 2, Ready: 3, Closing: 4, Closed: 5 } as const;
 type State = (typeof State)[keyof typeof State];
 
 /** How long a closing connection waits for the server to hang up before destroying the socket. */
 const CLOSE_TIMEOUT_MS = 5_000;
-const TYPES_SQL = 'SELECT n.name, t.oid::int8 AS oid, t.typarray::int8 AS array FROM unnest($1::text[]) AS n(name) JOIN pg_type t ON t.oid = to_regtype(n.name)';
 
 const FLUSH = Symbol('pg.flush');
 const TICK = Symbol('pg.tick');
@@ -84,7 +84,7 @@ export interface ConnectionArgs {
   readonly connectTimeoutMs: number;
 }
 
-export class PgConnectionServer extends GenServer<object, unknown, never, Info> implements FrameSink, ResponseHost, DeadlineHost {
+export class PgConnectionServer extends GenServer<object, unknown, never, Info> implements FrameSink, ResponseHost, DeadlineHost, StatementHost {
   readonly config: ResolvedPgConfig;
   readonly pipeline: Pipeline;
   readonly cache: StatementCache;
@@ -99,13 +99,11 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
   readonly #handshake: Handshake;
   readonly #responses: Responses;
   readonly #deadlines: Deadlines;
-  readonly #writer: QueryWriter;
-  readonly #metricsOn: boolean;
+  readonly #statements: Statements;
   #out: Buffer[] = [];
   #outBytes = 0;
   #flushQueued = false;
-  #readyWaiters: Replier[] = [];
-  #connectError: DbError | null = null;
+  readonly #readyWaiters = new ReadyWaiters();
   #closeWaiters: Replier[] = [];
   #connectTimer: TimerEntry | null = null;
   readonly #connectTimeoutMs: number;
@@ -117,9 +115,7 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     this.#connectTimeoutMs = args.connectTimeoutMs;
     this.pipeline = new Pipeline(config.maxInFlight, config.maxQueued);
     this.cache = new StatementCache(config.statementCacheSize);
-    this.#writer = new QueryWriter(config.types);
     const metrics = pgMetrics(config.metrics);
-    this.#metricsOn = metrics !== undefined;
     this.#handshake = new Handshake(
       config,
       args.password,
@@ -135,6 +131,7 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     );
     this.#responses = new Responses(this, this.#parser, args.notifications, metrics);
     this.#deadlines = new Deadlines(this);
+    this.#statements = new Statements(this, this.#deadlines, metrics !== undefined);
     this.#notifications = args.notifications;
   }
 
@@ -182,55 +179,21 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
 
   override handleCall(request: object, from: From<unknown>): unknown {
     const now = Date.now();
-    if (request instanceof QueryRequest) {
-      if (this.#state !== State.Ready) return this.#notReady();
-      const op = new Op(OpKind.Query, request, from, request.sql, request.params, request.maxRows, request.timeoutMs, request.debug, now);
-      op.extended = request.extended;
-      op.oneOff = request.oneOff;
-      this.#submit(op);
-      return NO_REPLY;
-    }
+    const statements = this.#statements;
+    if (request instanceof QueryRequest) return this.#state === State.Ready ? statements.query(request, from, now) : this.#notReady();
     if (request instanceof CursorNext) return CursorSession.next(this, request, from, now);
     if (request instanceof CopyInData) return CopySession.data(this, request, from);
     if (request instanceof CopyOutRead) return CopySession.read(this, request, from);
-    if (request instanceof AwaitReady) return this.#awaitReady(from);
-    if (request instanceof StatsRequest) return this.#stats();
+    if (request instanceof AwaitReady) return this.#readyWaiters.await(from, this.#state === State.Ready ? this.#readyInfo() : undefined);
+    if (request instanceof StatsRequest) return statements.stats();
     if (this.#state !== State.Ready) return this.#notReady();
-    if (request instanceof PrepareRequest) {
-      if (this.cache.use(request.sql).state !== StatementState.Unprepared) return undefined;
-      this.#submit(new Op(OpKind.Prepare, request, from, request.sql, [], 0, request.timeoutMs, false, now));
-      return NO_REPLY;
-    }
-    if (request instanceof UnprepareRequest) {
-      const stmt = this.cache.peek(request.sql);
-      if (stmt === undefined) return undefined;
-      this.cache.drop(stmt, true);
-      if (this.cache.evicted.length === 0) return undefined;
-      this.#submit(new Op(OpKind.Close, request, from, '', [], 0, 30_000, false, now));
-      return NO_REPLY;
-    }
-    if (request instanceof CursorOpen) {
-      const op = new Op(OpKind.Cursor, request, from, request.sql, request.params, Infinity, request.timeoutMs, request.debug, now);
-      op.session = new CursorSession(request.batchSize, request.timeoutMs);
-      this.sessions.set(request, op);
-      this.#submit(op);
-      return NO_REPLY;
-    }
+    if (request instanceof PrepareRequest) return statements.prepare(request, from, now);
+    if (request instanceof UnprepareRequest) return statements.unprepare(request, from, now);
+    if (request instanceof CursorOpen) return statements.openCursor(request, from, now);
     if (request instanceof CursorClose) return CursorSession.close(this, request, from);
-    if (request instanceof CopyInStart || request instanceof CopyOutStart) {
-      const kind = request instanceof CopyInStart ? OpKind.CopyIn : OpKind.CopyOut;
-      const op = new Op(kind, request, from, request.sql, [], Infinity, request.timeoutMs, false, now);
-      op.session = new CopySession();
-      this.sessions.set(request, op);
-      this.#submit(op);
-      return NO_REPLY;
-    }
+    if (request instanceof CopyInStart || request instanceof CopyOutStart) return statements.startCopy(request, from, now);
     if (request instanceof CopyInEnd || request instanceof CopyInFail) return CopySession.end(this, request, from);
-    if (request instanceof CancelCurrent) {
-      if (this.pipeline.head === undefined) return undefined;
-      void this.#deadlines.cancelHead().then(() => from.reply(undefined));
-      return NO_REPLY;
-    }
+    if (request instanceof CancelCurrent) return statements.cancel(from);
     if (request instanceof CloseRequest) return this.#close(from);
     throw new TypeError(`unknown request ${String((request as object).constructor?.name)}`);
   }
@@ -238,10 +201,6 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
   #notReady(): DbError {
     if (this.#state >= State.Closing) return new ConnectionLost('the connection is closed', { connection: this.config.redacted });
     return new ConnectFailed('the connection is still starting', { connection: this.config.redacted });
-  }
-
-  #stats(): PgConnectionStats {
-    return { sent: this.pipeline.sent.length, queued: this.pipeline.waiting.length, cachedStatements: this.cache.size, txStatus: this.txStatus };
   }
 
   // ---- infos -------------------------------------------------------------------------------
@@ -322,89 +281,24 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     const pending = this.config.types.pendingNames();
     if (pending.length === 0) return this.#ready();
     this.#state = State.Types;
-    const request = new QueryRequest(TYPES_SQL, [pending], 10_000, this.#connectTimeoutMs, false, true);
-    const replier: Replier = { reply: (value: unknown) => this.#typesResolved(value) };
-    const op = new Op(OpKind.Query, request, replier, TYPES_SQL, request.params, 10_000, this.#connectTimeoutMs, false, Date.now());
-    op.extended = true;
-    this.#send(op);
-  }
-
-  #typesResolved(value: unknown): void {
-    if (value instanceof DbError) return this.#lose(value);
-    for (const row of (value as { rows: { name: string; oid: bigint; array: bigint }[] }).rows) this.config.types.bindOid(row.name, Number(row.oid), Number(row.array));
-    this.#ready();
+    this.#statements.resolveTypes(pending, this.#connectTimeoutMs, (error) => (error === undefined ? this.#ready() : this.#lose(error)));
   }
 
   #ready(): void {
     this.#state = State.Ready;
     this.ctx.log.debug({ event: 'pg.connected', connection: this.config.redacted, pid: this.#handshake.key?.processId }, 'connected');
-    const info: ReadyInfo = { processId: this.#handshake.key?.processId ?? 0, serverParams: { ...this.#handshake.serverParams } };
-    for (const waiter of this.#readyWaiters) waiter.reply(info);
-    this.#readyWaiters = [];
+    this.#readyWaiters.ready(this.#readyInfo());
   }
 
-  #awaitReady(from: Replier): unknown {
-    if (this.#connectError !== null) return this.#connectError;
-    if (this.#state === State.Ready) return { processId: this.#handshake.key?.processId ?? 0, serverParams: { ...this.#handshake.serverParams } };
-    this.#readyWaiters.push(from);
-    return NO_REPLY;
+  #readyInfo(): ReadyInfo {
+    return { processId: this.#handshake.key?.processId ?? 0, serverParams: { ...this.#handshake.serverParams } };
   }
 
   // ---- the write path -------------------------------------------------------------------------
 
-  /** Writes `op` now, or queues it behind a full pipeline, a cursor or COPY, or a cancel. */
-  #submit(op: Op): void {
-    const pipeline = this.pipeline;
-    if (pipeline.writable && pipeline.waiting.length === 0) return this.#send(op);
-    if (!pipeline.hold(op)) {
-      op.answer(new QueueFull('pg.maxQueued', this.config.maxQueued, { connection: this.config.redacted }));
-      return;
-    }
-    this.#deadlines.arm(op.deadline);
-  }
-
   /** ResponseHost: an op left the pipeline; its successor may need a cancel, and queued ops may go. */
   afterDone(): void {
-    this.#deadlines.headChanged(this.pipeline.head);
-    for (let op = this.pipeline.next(); op !== undefined; op = this.pipeline.next()) this.#send(op);
-  }
-
-  #send(op: Op): void {
-    try {
-      switch (op.kind) {
-        case OpKind.Query:
-          if (op.extended) this.#writer.extended(this, op);
-          else {
-            this.#writer.closeEvicted(this);
-            this.write(checked(serialize.query(op.sql)));
-          }
-          break;
-        case OpKind.Prepare:
-          this.#writer.prepare(this, op);
-          break;
-        case OpKind.Close:
-          this.#writer.closeEvicted(this);
-          this.write(serialize.sync());
-          break;
-        case OpKind.Cursor: {
-          const session = op.session as CursorSession;
-          const shape = this.#writer.cursor(this, op, session.batchSize);
-          if (shape !== null) session.describe(shape);
-          break;
-        }
-        case OpKind.CopyIn:
-        case OpKind.CopyOut:
-          this.write(checked(serialize.query(op.sql)));
-          break;
-      }
-    } catch (error) {
-      this.sessions.delete(op.request);
-      op.answer(error instanceof DbError ? error : new ProtocolError(String(error), { cause: error }));
-      return;
-    }
-    this.pipeline.written(op, Date.now());
-    if (this.#metricsOn) op.started = performance.now();
-    this.#deadlines.arm(op.deadline);
+    this.#statements.afterDone();
   }
 
   /** Queues bytes for the next flush (one socket write per burst of calls). */
@@ -493,10 +387,8 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     const error = lossError(this, cause, undefined, this.fatal);
     if (starting) {
       const failure = cause instanceof DbError ? cause : new ConnectFailed(error.message.replace(/^connection lost: /, ''), { connection: this.config.redacted, cause });
-      this.#connectError = failure;
       if (failure.code === 'DB_AUTH_FAILED') this.ctx.log.warn({ event: 'pg.auth_failed', connection: this.config.redacted, sqlstate: failure.sqlstate }, failure.message);
-      for (const waiter of this.#readyWaiters) waiter.reply(failure);
-      this.#readyWaiters = [];
+      this.#readyWaiters.failed(failure);
       this.stop(shutdownWith(failure));
       return;
     }
