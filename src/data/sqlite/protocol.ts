@@ -8,8 +8,6 @@
  * from here, plus the op and answer numbers.
  */
 
-import type { FieldInfo } from '../values.js';
-
 /** Request kinds, one per op of a batch. */
 export const Op = {
   /** A statement: SQL (by table slot), parameters, maxRows, deadline, lease. */
@@ -97,8 +95,6 @@ export interface ReplyFrame {
   readonly b: [number, bigint][];
   /** Indexes of the ops whose rows hold BLOBs. */
   readonly y: number[];
-  /** Set on the main thread: the FieldInfo arrays of each SQL slot, made once per frame. */
-  fields?: (readonly FieldInfo[] | undefined)[];
 }
 
 /** The rows of a statement were too many bytes for the batch's reply: fetch them with Op.More. */
