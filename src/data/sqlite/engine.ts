@@ -359,10 +359,11 @@ class QueryRequest implements Request, FailureSite {
 
   answer(frame: ReplyFrame, index: number, value: unknown, slot: number, generation: number): void {
     const lastInsertId = insertIdOf(frame, index);
-    if (value === undefined) return this.settle(result([], frame.a[index]!, lastInsertId, frame.c[slot]!, NO_FIELDS));
+    const affected = frame.k[2 * index + 1]!;
+    if (value === undefined) return this.settle(result([], affected, lastInsertId, frame.c[slot]!, NO_FIELDS));
     if (Array.isArray(value)) {
-      if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
-      return this.settle(result(value, frame.a[index]!, lastInsertId, frame.c[slot]!, this.engine.fields.of(this.sql, frame.f[slot]!)));
+      if (frame.y?.includes(index) === true) restoreBlobs(value as Record<string, unknown>[]);
+      return this.settle(result(value, affected, lastInsertId, frame.c[slot]!, this.engine.fields.of(this.sql, frame.f[slot]!)));
     }
     const failWith = (error: unknown): void => this.failWith(error);
     if (isFault(value)) {
@@ -372,7 +373,6 @@ class QueryRequest implements Request, FailureSite {
       }
       return this.failWith(this.engine.faults.fault(value, this));
     }
-    const affected = frame.a[index]!;
     const command = frame.c[slot]!;
     const fields = this.engine.fields.of(this.sql, frame.f[slot]!);
     this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
@@ -400,7 +400,7 @@ function insertIdOf(frame: ReplyFrame, index: number): number | bigint | null {
 
 /** NaN in the id column: none, or (listed in `b`) a rowid too large for a double. */
 function insertIdBeyondDouble(frame: ReplyFrame, index: number): bigint | null {
-  for (const [at, id] of frame.b) if (at === index) return id;
+  if (frame.b !== undefined) for (const [at, id] of frame.b) if (at === index) return id;
   return null;
 }
 
