@@ -81,7 +81,7 @@ export class BatchBuilder {
   }
 
   frame(): BatchFrame {
-    // Filled by push: a packed array, which structured clone copies densely (a holey one it copies index by index).
+    // In OpField order, filled by push: a packed array, which structured clone copies densely (a holey one it copies index by index).
     const ops: number[] = [];
     for (let i = 0; i < this.kinds.length; i++) ops.push(this.kinds[i]!, this.slots[i]!, this.counts[i]!, this.limits[i]!, this.leases[i]!);
     const frame = { o: ops, t: this.texts, p: this.params, d: this.deadlines };
