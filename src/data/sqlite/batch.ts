@@ -81,16 +81,10 @@ export class BatchBuilder {
   }
 
   frame(): BatchFrame {
-    return {
-      k: this.kinds,
-      s: this.slots,
-      t: this.texts,
-      p: this.params,
-      n: this.counts,
-      d: this.deadlines,
-      m: this.limits,
-      l: this.leases,
-      x: this.args,
-    };
+    // In OpField order, filled by push: a packed array, which structured clone copies densely (a holey one it copies index by index).
+    const ops: number[] = [];
+    for (let i = 0; i < this.kinds.length; i++) ops.push(this.kinds[i]!, this.slots[i]!, this.counts[i]!, this.limits[i]!, this.leases[i]!);
+    const frame = { o: ops, t: this.texts, p: this.params, d: this.deadlines };
+    return this.args.length === 0 ? frame : { ...frame, x: this.args };
   }
 }

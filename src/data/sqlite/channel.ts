@@ -384,11 +384,11 @@ export class WorkerChannel {
   #answered(batch: Batch, frame: ReplyFrame, generation: number): void {
     const { requests, expired } = batch;
     this.#settle(batch);
-    const kinds = frame.k;
+    const answers = frame.k;
     const slots = batch.builder.slots;
     let next = 0;
     for (let i = 0; i < requests.length; i++) {
-      const kind = kinds[i];
+      const kind = answers[2 * i];
       if (kind === Answer.Skipped) continue;
       const value = kind === Answer.Value ? frame.v[next++] : undefined;
       if (expired === undefined || expired[i] === 0) requests[i]!.answer(frame, i, value, slots[i]!, generation);

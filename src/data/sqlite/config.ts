@@ -36,9 +36,10 @@ export interface SqliteConfig {
   /** Restarts of its threads allowed within 10 s before the handle gives up and reports unhealthy (default 5). */
   readonly maxRestarts?: number;
   /**
-   * Record the caller's async frames in a failed statement's `callerStack` (default true). It
-   * costs one async hop per statement, so statements issued while more than 1,024 are pending on
-   * their thread (bulk work) skip it; false turns it off altogether.
+   * Record the caller's async frames in a failed statement's `callerStack` (default true). Only a
+   * failure pays (two microtask hops and a stack), so statements issued while more than 1,024 are
+   * pending on their thread (bulk work, where thousands may fail together) skip it; false turns it
+   * off altogether.
    */
   readonly captureCallerStacks?: boolean;
   /** Prometheus registry for the data metrics (busy, checkpoints, waiters); none: no metrics. */

@@ -10,7 +10,7 @@ import type { DriverConnection } from '../driver.js';
 import type { Result, Row, Value } from '../values.js';
 import type { WorkerChannel } from './channel.js';
 import type { Binding, Engine } from './engine.js';
-import { CALLER_STACK_PENDING_LIMIT, withCallerStack, type StatementMode } from './faults.js';
+import type { StatementMode } from './faults.js';
 
 export class SqliteConnection implements DriverConnection {
   readonly backend = 'sqlite' as const;
@@ -36,8 +36,7 @@ export class SqliteConnection implements DriverConnection {
   }
 
   query<R extends Row = Row>(sql: string, params: readonly Value[] | undefined, ctx: DataContext | undefined, options?: QueryOptions): Promise<Result<R>> {
-    const result = this.engine.query<R>(this.channel, this.binding, this.mode, sql, params, ctx, options);
-    return this.engine.captureStacks && this.channel.pending <= CALLER_STACK_PENDING_LIMIT ? withCallerStack(result) : result;
+    return this.engine.query<R>(this.channel, this.binding, this.mode, sql, params, ctx, options);
   }
 
   queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryOptions): Promise<Result<R>[]> {

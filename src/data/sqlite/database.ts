@@ -25,7 +25,7 @@ import type { CheckpointScheduler } from './checkpoint.js';
 import type { ResolvedSqliteConfig } from './config.js';
 import { SqliteConnection } from './connection.js';
 import { UNBOUND, type Binding, type Engine, type Reroute } from './engine.js';
-import { CALLER_STACK_PENDING_LIMIT, NotReadonlyRefusal, withCallerStack, type StatementMode } from './faults.js';
+import { NotReadonlyRefusal, withCallerStack, type StatementMode } from './faults.js';
 import type { WriterGate } from './gate.js';
 import type { CheckpointMode, CheckpointReply } from './protocol.js';
 import { looksReadOnly } from './sql-text.js';
@@ -92,18 +92,19 @@ export class SqliteDatabase implements Database {
   // ---- statements ----------------------------------------------------------------------------
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
+    // The engine's promise records a failure's caller stack itself (rejectAtCaller), at no cost until one fails.
     const reader = this.#readerFor(sql);
-    const channel = reader?.channel ?? this.#writer;
-    const result =
-      reader === undefined ? this.#write<R>(sql, params, ctx, options) : this.#engine.query<R>(channel, UNBOUND, 'read', sql, params, ctx, options, this.#refused);
-    return this.#engine.captureStacks && channel.pending <= CALLER_STACK_PENDING_LIMIT ? withCallerStack(result) : result;
+    if (reader !== undefined) return this.#engine.query<R>(reader.channel, UNBOUND, 'read', sql, params, ctx, options, this.#refused);
+    return this.#write<R>(sql, params, ctx, options);
   }
 
   #write<R extends Row>(sql: string, params: readonly Value[] | undefined, ctx: DataContext | undefined, options: QueryOptions | undefined): Promise<Result<R>> {
     // Inside this database's own transaction the writer is taken: it would wait for itself.
     const refused = this.#gate.held ? refusedInOwnTransaction(this, 'a write') : undefined;
-    if (refused !== undefined) return Promise.reject(refused);
-    return this.#gate.pass(ctx, () => this.#engine.query<R>(this.#writer, UNBOUND, 'autocommit', sql, params, ctx, options));
+    if (refused !== undefined) return this.#engine.rejected(refused, this.#writer);
+    if (this.#gate.open) return this.#engine.query<R>(this.#writer, UNBOUND, 'autocommit', sql, params, ctx, options);
+    const waiting = this.#gate.pass(ctx, () => this.#engine.query<R>(this.#writer, UNBOUND, 'autocommit', sql, params, ctx, options));
+    return this.#engine.captureStacks ? withCallerStack(waiting) : waiting;
   }
 
   /** A reader refused the statement (it writes): remember, and send it to the writer. */

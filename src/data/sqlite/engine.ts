@@ -6,12 +6,12 @@
  */
 import { DEFAULT_STATEMENT_TIMEOUT_MS, remainingMs, type DataContext } from '../context.js';
 import { DEFAULT_MAX_ROWS, type PreparedStatement, type QueryOptions, type StreamOptions } from '../database.js';
-import { ConnectionLost, InvalidDataConfig, PoolClosed, type DbError } from '../errors.js';
+import { ConnectionLost, DbError, InvalidDataConfig, PoolClosed } from '../errors.js';
 import type { Result, Row, Value } from '../values.js';
 import { TransportFailure, type Request, type WorkerChannel } from './channel.js';
-import { FaultMapper, type FailureSite, type StatementMode } from './faults.js';
+import { CALLER_STACK_PENDING_LIMIT, FaultMapper, rejectAtCaller, type FailureSite, type StatementMode } from './faults.js';
 import { Fault, isFault, NO_LEASE, Op, type MoreReply, type OpReply, type ParkedRows, type PrepareReply, type ReplyFrame, type StreamReply } from './protocol.js';
-import { frameFields, NO_FIELDS, result } from './result.js';
+import { FieldsCache, NO_FIELDS, result } from './result.js';
 import { queueMany } from './query-many.js';
 import { restoreBlobs } from './rows.js';
 
@@ -37,10 +37,12 @@ export class Engine {
   #closed = false;
   /** Set when the threads are gone for good (their supervisor gave up): why, for ConnectionLost. */
   #failure: string | undefined;
+  /** Statements' fields by SQL text, shared by their results while their columns stay the same. */
+  readonly fields = new FieldsCache();
 
   constructor(
     readonly faults: FaultMapper,
-    /** Whether statements record the caller's frames in a failure's `callerStack` (one async hop each). */
+    /** Whether statements record the caller's frames in a failure's `callerStack` (at a failure's cost only). */
     readonly captureStacks: boolean,
   ) {}
 
@@ -61,6 +63,16 @@ export class Engine {
   /** The error for a call made after close() or fail(). */
   closedError(): DbError {
     return this.#failure === undefined ? new PoolClosed() : new ConnectionLost(this.#failure);
+  }
+
+  /** A statement's failure before it was queued, with the caller's stack recorded as a statement's own failure would be. */
+  rejected(error: unknown, channel: WorkerChannel): Promise<never> {
+    return this.#stacks(channel) && error instanceof DbError && error.callerStack === undefined ? rejectAtCaller(error) : Promise.reject(error);
+  }
+
+  /** Whether a statement queued on `channel` now records a failure's caller stack. */
+  #stacks(channel: WorkerChannel): boolean {
+    return this.captureStacks && channel.pending <= CALLER_STACK_PENDING_LIMIT;
   }
 
   /** Queues an op other than a statement; resolves with its reply, rejects with a TransportFailure (or QueueFull). */
@@ -91,9 +103,10 @@ export class Engine {
     try {
       if (this.#closed) throw this.closedError();
       if (typeof sql !== 'string') throw new InvalidDataConfig('sql', 'must be a string');
-      request = new QueryRequest(this, channel, binding, mode, sql, params, ctx, ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx), resolveMaxRows(options), refused);
+      const timeoutMs = ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx);
+      request = new QueryRequest(this, channel, binding, mode, sql, params, ctx, timeoutMs, resolveMaxRows(options), refused, this.#stacks(channel));
     } catch (error) {
-      return Promise.reject(error);
+      return this.rejected(error, channel);
     }
     // One shared executor function rather than a closure per statement.
     issuing = request;
@@ -294,7 +307,11 @@ function issue(resolve: (result: Result) => void, reject: (error: unknown) => vo
   issuing = undefined;
   request.settle = resolve;
   request.fail = reject;
-  request.channel.statement(request, Op.Query, request.sql, request.params, request.maxRows, request.deadline, request.binding.lease);
+  try {
+    request.channel.statement(request, Op.Query, request.sql, request.params, request.maxRows, request.deadline, request.binding.lease);
+  } catch (error) {
+    request.failWith(error);
+  }
 }
 
 /** An op whose reply goes to a promise as it is (prepare, ping, cursors, checkpoints). */
@@ -329,6 +346,8 @@ class QueryRequest implements Request, FailureSite {
     readonly timeoutMs: number,
     readonly maxRows: number,
     readonly refused: Reroute | undefined,
+    /** Whether a failure records the caller's stack (rejectAtCaller). */
+    readonly stacks: boolean,
   ) {
     this.deadline = Date.now() + timeoutMs;
     this.generation = binding.generation;
@@ -339,37 +358,38 @@ class QueryRequest implements Request, FailureSite {
   }
 
   answer(frame: ReplyFrame, index: number, value: unknown, slot: number, generation: number): void {
-    const done = statementResult(frame, index, value, slot);
-    if (done !== undefined) return this.settle(done);
+    const lastInsertId = insertIdOf(frame, index);
+    const affected = frame.k[2 * index + 1]!;
+    if (value === undefined) return this.settle(result([], affected, lastInsertId, frame.c[slot]!, NO_FIELDS));
+    if (Array.isArray(value)) {
+      if (frame.y?.includes(index) === true) restoreBlobs(value as Record<string, unknown>[]);
+      return this.settle(result(value, affected, lastInsertId, frame.c[slot]!, this.engine.fields.of(this.sql, frame.f[slot]!)));
+    }
+    const failWith = (error: unknown): void => this.failWith(error);
     if (isFault(value)) {
       if (value.x === Fault.NotReadonly && this.refused !== undefined) {
-        this.refused(this.sql, this.params, this.ctx, { maxRows: this.maxRows }).then(this.settle, this.fail);
+        this.refused(this.sql, this.params, this.ctx, { maxRows: this.maxRows }).then(this.settle, failWith);
         return;
       }
-      return this.fail(this.engine.faults.fault(value, this));
+      return this.failWith(this.engine.faults.fault(value, this));
     }
-    const affected = frame.a[index]!;
     const command = frame.c[slot]!;
-    const fields = frameFields(frame, slot);
-    const lastInsertId = insertIdOf(frame, index);
+    const fields = this.engine.fields.of(this.sql, frame.f[slot]!);
     this.engine.fetchParked(this.channel, (value as ParkedRows).parked, generation, this).then(
       (rows) => this.settle(result(rows, affected, lastInsertId, command, fields)),
-      this.fail,
+      failWith,
     );
   }
 
   reject(failure: TransportFailure): void {
-    this.fail(this.engine.faults.transport(failure, this));
+    this.failWith(this.engine.faults.transport(failure, this));
   }
-}
 
-/** The result of op `index` of `frame` whose value was `value` (undefined or the rows); the rest is a fault or parked. */
-function statementResult(frame: ReplyFrame, index: number, value: unknown, slot: number): Result | undefined {
-  const lastInsertId = insertIdOf(frame, index);
-  if (value === undefined) return result([], frame.a[index]!, lastInsertId, frame.c[slot]!, NO_FIELDS);
-  if (!Array.isArray(value)) return undefined;
-  if (frame.y.length > 0 && frame.y.includes(index)) restoreBlobs(value as Record<string, unknown>[]);
-  return result(value, frame.a[index]!, lastInsertId, frame.c[slot]!, frameFields(frame, slot));
+  /** Rejects the statement's promise; with `stacks`, once the caller's stack is recorded. */
+  failWith(error: unknown): void {
+    if (this.stacks && error instanceof DbError && error.callerStack === undefined) this.settle(rejectAtCaller(error) as never);
+    else this.fail(error);
+  }
 }
 
 /** Op `index`'s insert rowid: the id column's number, or (NaN there) none or a bigint listed in `b`. */
@@ -380,7 +400,7 @@ function insertIdOf(frame: ReplyFrame, index: number): number | bigint | null {
 
 /** NaN in the id column: none, or (listed in `b`) a rowid too large for a double. */
 function insertIdBeyondDouble(frame: ReplyFrame, index: number): bigint | null {
-  for (const [at, id] of frame.b) if (at === index) return id;
+  if (frame.b !== undefined) for (const [at, id] of frame.b) if (at === index) return id;
   return null;
 }
 

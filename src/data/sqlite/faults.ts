@@ -53,7 +53,7 @@ export class FaultMapper {
 
   #options(site: FailureSite, extra: DbErrorOptions = {}): DbErrorOptions {
     // Set here when the failure surfaced inside an async chain of the caller's; a statement's own
-    // failure gets it from withCallerStack, at the caller's await.
+    // failure gets it from rejectAtCaller, at the caller's await.
     const callerStack = callerStackHere();
     return site.ctx?.debug === true && site.params !== undefined
       ? { ...extra, connection: this.connection, callerStack, params: site.params }
@@ -145,15 +145,28 @@ export function callerStackHere(): string | undefined {
 const CALLER_STACK_FRAMES = 40;
 
 /**
- * Statements pending on one thread beyond which new ones skip withCallerStack: in bulk (thousands
- * issued at once), one more async hop per statement costs more than its frames are worth.
+ * Statements pending on one thread beyond which new ones record no caller stack: in bulk (thousands
+ * issued at once), thousands of failures would each capture one.
  */
 export const CALLER_STACK_PENDING_LIMIT = 1_024;
 
 /**
+ * A promise that rejects with `error` once its `callerStack` holds the caller's async frames. A
+ * statement's promise is resolved with it on failure, so only a failure pays: V8 walks from this
+ * function's promise through the statement's (which adopts it) to the caller's await. Two hops:
+ * the adoption is itself a microtask, queued after the first.
+ */
+export async function rejectAtCaller(error: DbError): Promise<never> {
+  await undefined;
+  await undefined;
+  error.callerStack ??= callerStackHere();
+  throw error;
+}
+
+/**
  * `promise`, with the caller's async frames recorded in the `callerStack` of a DbError it rejects
- * with. It costs one async hop per statement (capturing a stack at every call would cost far
- * more), which is why it can be turned off (`captureCallerStacks: false`) and is skipped in bulk.
+ * with. It costs one async hop, so statements use rejectAtCaller instead; this is for the rare
+ * promise made elsewhere (a write waiting for the writer's gate).
  */
 export async function withCallerStack<T>(promise: Promise<T>): Promise<T> {
   try {

@@ -8,8 +8,6 @@
  * from here, plus the op and answer numbers.
  */
 
-import type { FieldInfo } from '../values.js';
-
 /** Request kinds, one per op of a batch. */
 export const Op = {
   /** A statement: SQL (by table slot), parameters, maxRows, deadline, lease. */
@@ -46,34 +44,42 @@ export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
 export type SqliteParam = null | number | bigint | string | Buffer | Uint8Array;
 
 /**
- * One batch, columnar: one array of numbers per column, each distinct SQL text once, and
- * the parameters of every statement in one flat array, so a batch of thousands of statements costs
- * a few large copies rather than thousands of small objects on either side.
+ * One batch, columnar: the ops' small integers interleaved in one array of numbers, each distinct
+ * SQL text once, and the parameters of every statement in one flat array, so a batch of thousands of
+ * statements costs a few large copies rather than thousands of small objects on either side, and a
+ * batch of one statement (an awaited one) a handful of objects: each costs the clone on both sides.
  */
 export interface BatchFrame {
-  /** Op kind per op. */
-  readonly k: number[];
-  /** Query/StreamOpen: slot of its SQL in `t`; other ops: index of their arguments in `x`. */
-  readonly s: number[];
+  /** OP_FIELDS numbers per op, at OpField offsets. */
+  readonly o: number[];
   /** The distinct SQL texts of the batch. */
   readonly t: string[];
   /** Parameters of every Query/StreamOpen, in op order. */
   readonly p: SqliteParam[];
-  /** Parameter count per op. */
-  readonly n: number[];
   /** Deadline per op (ms since the epoch): past it, the op does not run. */
   readonly d: number[];
-  /** maxRows (Query) or batch size (StreamOpen) per op. */
-  readonly m: number[];
-  /** Lease per op. */
-  readonly l: number[];
-  /** Arguments of the other ops. */
-  readonly x: unknown[][];
+  /** Arguments of the other ops; absent when there are none. */
+  readonly x?: unknown[][];
 }
+
+/** Where each of an op's numbers is in BatchFrame.o, from its first (op index × OP_FIELDS). */
+export const OpField = {
+  /** Op kind. */
+  Kind: 0,
+  /** Query/StreamOpen: slot of its SQL in `t`; other ops: index of their arguments in `x`. */
+  Slot: 1,
+  /** Parameter count. */
+  Count: 2,
+  /** maxRows (Query) or batch size (StreamOpen). */
+  Limit: 3,
+  /** Lease. */
+  Lease: 4,
+} as const;
+export const OP_FIELDS = 5;
 
 /** Reply kind per op. */
 export const Answer = {
-  /** A statement that returned no rows: its affected count and insert id are in `a` and `i`. */
+  /** A statement that returned no rows: its affected count and insert id are in `k` and `i`. */
   Done: 0,
   /** The reply is the next value of `v` (rows, a fault, or another op's reply). */
   Value: 1,
@@ -82,9 +88,8 @@ export const Answer = {
 
 /** The reply to a batch, columnar like the batch. */
 export interface ReplyFrame {
+  /** Per op, interleaved: its Answer, then its affected rows (statements; 0 otherwise). */
   readonly k: number[];
-  /** Affected rows per op (statements). */
-  readonly a: number[];
   /** Last insert rowid per op; NaN: none. Beyond 2^53 it is in `b`. */
   readonly i: number[];
   /** Values of the ops answered with Answer.Value, in op order. */
@@ -93,12 +98,10 @@ export interface ReplyFrame {
   readonly c: string[];
   /** Per SQL slot: its column names (null: it returns no rows). */
   readonly f: (readonly string[] | null)[];
-  /** [op index, rowid] for rowids beyond 2^53. */
-  readonly b: [number, bigint][];
-  /** Indexes of the ops whose rows hold BLOBs. */
-  readonly y: number[];
-  /** Set on the main thread: the FieldInfo arrays of each SQL slot, made once per frame. */
-  fields?: (readonly FieldInfo[] | undefined)[];
+  /** [op index, rowid] for rowids beyond 2^53; absent when none. */
+  readonly b?: [number, bigint][];
+  /** Indexes of the ops whose rows hold BLOBs; absent when none. */
+  readonly y?: number[];
 }
 
 /** The rows of a statement were too many bytes for the batch's reply: fetch them with Op.More. */

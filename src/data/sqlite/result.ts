@@ -16,8 +16,30 @@ export function fieldsOf(columns: readonly string[] | null | undefined): readonl
   return Object.freeze(columns.map((name) => Object.freeze({ name, typeOid: 0 })));
 }
 
-/** The fields of SQL slot `slot` of a reply frame, made once per frame. */
-export function frameFields(frame: { readonly f: readonly (readonly string[] | null)[]; fields?: (readonly FieldInfo[] | undefined)[] }, slot: number): readonly FieldInfo[] {
-  const cache = (frame.fields ??= []);
-  return (cache[slot] ??= fieldsOf(frame.f[slot]));
+/** SQL texts whose fields are kept; the cache is cleared when full. */
+const FIELDS_CAP = 4_096;
+
+/**
+ * Fields by SQL text, made once and shared by every result of the statement while its column names
+ * stay the same (a schema change may change them): an awaited statement is a batch of its own, and
+ * made its fields anew for every result otherwise.
+ */
+export class FieldsCache {
+  readonly #bySql = new Map<string, readonly FieldInfo[]>();
+
+  of(sql: string, columns: readonly string[] | null): readonly FieldInfo[] {
+    if (columns === null || columns.length === 0) return NO_FIELDS;
+    const known = this.#bySql.get(sql);
+    if (known !== undefined && sameNames(known, columns)) return known;
+    if (this.#bySql.size >= FIELDS_CAP) this.#bySql.clear();
+    const fields = fieldsOf(columns);
+    this.#bySql.set(sql, fields);
+    return fields;
+  }
+}
+
+function sameNames(fields: readonly FieldInfo[], columns: readonly string[]): boolean {
+  if (fields.length !== columns.length) return false;
+  for (let i = 0; i < columns.length; i++) if (fields[i]!.name !== columns[i]) return false;
+  return true;
 }

@@ -14,7 +14,7 @@ import type { DirectReply, DirectRequest } from './direct-link.js';
 import { Executor } from './executor.js';
 import { runMany } from './many.js';
 import { blobs } from './rows.js';
-import { Answer, Fault, NO_LEASE, Op, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type SqliteParam, type WorkerOptions } from './protocol.js';
+import { Answer, Fault, NO_LEASE, Op, OP_FIELDS, OpField, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type SqliteParam, type WorkerOptions } from './protocol.js';
 
 /** Leases aborted by the read cap, remembered so that their late ops fail typed; older ones are forgotten. */
 const ABORTED_LEASES_KEPT = 64;
@@ -86,75 +86,75 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
   };
 
   override handleCall(frame: BatchFrame): ReplyFrame {
-    const size = frame.k.length;
     const texts = frame.t.length;
-    const reply: ReplyFrame = {
-      k: new Array<number>(size).fill(Answer.Done),
-      a: new Array<number>(size).fill(0),
-      i: new Array<number>(size).fill(NaN),
-      v: [],
-      c: new Array<string>(texts).fill(''),
-      f: new Array<readonly string[] | null>(texts).fill(null),
-      b: [],
-      y: [],
-    };
+    // Columns filled by push, so that they stay packed arrays: structured clone copies a holey
+    // one (`new Array(n)`) index by index, several times slower.
+    const reply = { k: [] as number[], i: [] as number[], v: [] as unknown[], c: [] as string[], f: [] as (readonly string[] | null)[], b: [] as [number, bigint][], y: [] as number[] };
+    for (let slot = 0; slot < texts; slot++) {
+      reply.c.push('');
+      reply.f.push(null);
+    }
     this.#executor.startBatch(frame.t);
     try {
       this.#runBatch(frame, reply);
     } finally {
       this.#executor.endSharedRead();
     }
-    return reply;
+    const { k, i, v, c, f, b, y } = reply;
+    // Absent when empty: each object costs the clone on both sides.
+    if (b.length === 0) return y.length === 0 ? { k, i, v, c, f } : { k, i, v, c, f, y };
+    return y.length === 0 ? { k, i, v, c, f, b } : reply;
   }
 
-  #runBatch(frame: BatchFrame, reply: ReplyFrame): void {
-    const { k: answers, a: affected, i: insertIds, v: values, c: commands, f: columns, b: bigIds, y: withBlobs } = reply;
-    const { k: kinds, s: slots, t: texts, p: params, n: counts, d: deadlines, m: limits, l: leases, x: args } = frame;
-    const size = kinds.length;
+  #runBatch(frame: BatchFrame, reply: Required<ReplyFrame>): void {
+    const { k: answers, i: insertIds, v: values, c: commands, f: columns, b: bigIds, y: withBlobs } = reply;
+    const { o: ops, t: texts, p: params, d: deadlines, x: args } = frame;
+    const size = deadlines.length;
     const executor = this.#executor;
     let offset = 0;
-    for (let i = 0; i < size; i++) {
-      const kind = kinds[i]!;
-      const count = counts[i]!;
+    for (let i = 0, at = 0; i < size; i++, at += OP_FIELDS) {
+      const kind = ops[at + OpField.Kind]!;
+      const slot = ops[at + OpField.Slot]!;
+      const count = ops[at + OpField.Count]!;
+      const limit = ops[at + OpField.Limit]!;
+      const lease = ops[at + OpField.Lease]!;
       const first = offset;
       offset += count;
       if (kind === Op.Skip) {
-        answers[i] = Answer.Skipped;
+        answers.push(Answer.Skipped, 0);
+        insertIds.push(NaN);
         continue;
       }
       let value: unknown;
+      let affected = 0;
+      let insertId = NaN;
       try {
-        if (kind === Op.Query && leases[i] === NO_LEASE) executor.shareRead();
+        if (kind === Op.Query && lease === NO_LEASE) executor.shareRead();
         else executor.endSharedRead();
         if (kind === Op.Query) {
-          const slot = slots[i]!;
           const entry = executor.statementAt(slot);
           commands[slot] = entry.command;
           columns[slot] = entry.columns ?? null;
           blobs.seen = false;
-          value = this.#leased(leases[i]!) ?? executor.query(entry, params, first, count, limits[i]!, deadlines[i]!);
-          affected[i] = executor.affected;
+          value = this.#leased(lease) ?? executor.query(entry, params, first, count, limit, deadlines[i]!);
+          affected = executor.affected;
           const id = executor.lastInsertId;
-          if (typeof id === 'bigint') {
-            insertIds[i] = NaN;
-            bigIds.push([i, id]);
-          } else insertIds[i] = id === null ? NaN : id;
+          if (typeof id === 'bigint') bigIds.push([i, id]);
+          else if (id !== null) insertId = id;
           if (blobs.seen) withBlobs.push(i);
         } else if (kind === Op.StreamOpen) {
-          const lease = leases[i]!;
-          value =
-            this.#leased(lease) ??
-            executor.streamOpen(texts[slots[i]!]!, count === 0 ? undefined : params.slice(first, first + count), limits[i]!, deadlines[i]!, lease);
+          value = this.#leased(lease) ?? executor.streamOpen(texts[slot]!, count === 0 ? undefined : params.slice(first, first + count), limit, deadlines[i]!, lease);
         } else {
-          value = this.#run(kind, args[slots[i]!]!, leases[i]!, deadlines[i]!, executor);
+          value = this.#run(kind, args![slot]!, lease, deadlines[i]!, executor);
         }
       } catch (error) {
         value = executor.fault(error);
-        insertIds[i] = NaN;
+        insertId = NaN;
       }
-      if (value === undefined) answers[i] = Answer.Done;
+      insertIds.push(insertId);
+      if (value === undefined) answers.push(Answer.Done, affected);
       else {
-        answers[i] = Answer.Value;
+        answers.push(Answer.Value, affected);
         values.push(value);
       }
     }
