@@ -34,7 +34,7 @@ export const Op = {
   EndLease: 9,
   /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
   Bind: 10,
-  /** x: [sql, params, counts, maxRows]: one statement over many rows (queryMany), row j's `counts[j]` parameters packed one after the other in `params`. */
+  /** x: [sql, rows, maxRows]: one statement over many rows (queryMany), the rows packed as in packed-rows.ts. */
   Many: 11,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
@@ -160,8 +160,9 @@ export interface StreamReply {
  * transaction queryMany runs in rolls back): affected rows and insert ids per row as in ReplyFrame.
  */
 export interface ManyReply {
-  readonly a: number[];
-  readonly i: number[];
+  /** Float64Arrays from TYPED_FROM_ROWS rows on (packed-rows.ts). */
+  readonly a: ArrayLike<number>;
+  readonly i: ArrayLike<number>;
   /** [row, rowid] for rowids beyond 2^53. */
   readonly b: [number, bigint][];
   /** Per row: its rows, or where they were parked; absent when no row returned any. */

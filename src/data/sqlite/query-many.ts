@@ -8,16 +8,15 @@ import { RowTooLarge } from '../errors.js';
 import type { Result, Value } from '../values.js';
 import { TransportFailure, type Request, type WorkerChannel } from './channel.js';
 import type { FailureSite, FaultMapper, StatementMode } from './faults.js';
-import { encodeParams } from './params.js';
-import { isFault, Op, type ManyReply, type ParkedRows, type ReplyFrame, type SqliteParam } from './protocol.js';
+import { RowPacker } from './packed-rows.js';
+import { isFault, Op, type ManyReply, type ParkedRows, type ReplyFrame } from './protocol.js';
 import { fieldsOf, NO_FIELDS, result } from './result.js';
 import { restoreBlobs } from './rows.js';
 
 /** Rows per chunk at most: bounds the worker's time on one op and the main thread's wait for its first results. */
 const MAX_CHUNK_ROWS = 8_192;
-/** Bytes of framing per chunk beyond its SQL and parameters, and per row (its parameter count). */
+/** Bytes of framing per chunk beyond its SQL and its rows. */
 const CHUNK_BYTES = 64;
-const ROW_BYTES = 9;
 
 /** What a ManyRequest needs of the engine. */
 export interface ManyEngine {
@@ -54,36 +53,30 @@ export function queueMany(
   const base = CHUNK_BYTES + 5 + sql.length * 3;
   // A chunk is sent once it passes half the budget: two fit in one frame, and none is over.
   const sendAt = Math.max(base + 1, budget >> 1);
-  let params: SqliteParam[] = [];
-  let counts: number[] = [];
+  let packer: RowPacker | undefined;
   let bytes = base;
   const send = (): void => {
-    channel.op(many, Op.Many, [sql, params, counts, maxRows], bytes, many.deadline, target.lease, true);
-    params = [];
-    counts = [];
+    channel.op(many, Op.Many, [sql, packer!.seal(), maxRows], bytes, many.deadline, target.lease, true);
+    packer = undefined;
     bytes = base;
   };
   try {
     for (let i = 0; i < rows.length && !many.failed; i++) {
-      many.params = rows[i];
-      const start = params.length;
-      const rowBytes = encodeParams(rows[i], params) + ROW_BYTES;
-      const count = params.length - start;
-      if (base + rowBytes > budget) {
-        params.length = start;
-        throw new RowTooLarge(base + rowBytes, budget);
-      }
-      if (counts.length > 0 && bytes + rowBytes > budget) {
+      const row = rows[i]!;
+      many.params = row;
+      packer ??= new RowPacker(Math.min(MAX_CHUNK_ROWS, rows.length - i), Array.isArray(row) ? row.length : 0);
+      let rowBytes = packer.add(row, budget - bytes);
+      if (bytes + rowBytes > budget) {
+        if (base + rowBytes > budget) throw new RowTooLarge(base + rowBytes, budget);
         // This row would push the chunk over the cap: it starts the next one.
-        const moved = params.splice(start);
         send();
-        params = moved;
+        packer = new RowPacker(Math.min(MAX_CHUNK_ROWS, rows.length - i), row.length);
+        rowBytes = packer.add(row, budget - bytes);
       }
-      counts.push(count);
       bytes += rowBytes;
-      if (bytes >= sendAt || counts.length >= MAX_CHUNK_ROWS) send();
+      if (bytes >= sendAt || packer.rows >= MAX_CHUNK_ROWS) send();
     }
-    if (counts.length > 0 && !many.failed) send();
+    if (packer !== undefined && packer.rows > 0 && !many.failed) send();
   } catch (error) {
     many.reject(error);
   } finally {
@@ -99,7 +92,8 @@ export function queueMany(
 class ManyRequest implements Request, FailureSite {
   readonly deadline: number;
   readonly generation: number;
-  readonly results: Result[];
+  /** Filled in row order, so it stays a fast array (one preallocated this large would be a dictionary). */
+  readonly results: Result[] = [];
   readonly channel: WorkerChannel;
   readonly mode: StatementMode;
   /** The row being queued, for a failure's site while queuing. */
@@ -122,7 +116,6 @@ class ManyRequest implements Request, FailureSite {
     this.generation = target.generation;
     this.channel = target.channel;
     this.mode = target.mode;
-    this.results = new Array<Result>(count);
   }
 
   get role(): string {
@@ -140,20 +133,24 @@ class ManyRequest implements Request, FailureSite {
       const at = this.#answered++;
       const rows = values?.[j];
       const lastInsertId = insertIdOf(reply, j);
-      if (rows === undefined) results[at] = result([], affected[j]!, lastInsertId, command, NO_FIELDS);
+      if (rows === undefined) results.push(result([], affected[j]!, lastInsertId, command, NO_FIELDS));
       else if (Array.isArray(rows)) {
         if (reply.y.length > 0 && reply.y.includes(j)) restoreBlobs(rows);
-        results[at] = result(rows, affected[j]!, lastInsertId, command, fields);
-      } else this.#fetch(at, (rows as ParkedRows).parked, affected[j]!, lastInsertId, command, fields, generation);
+        results.push(result(rows, affected[j]!, lastInsertId, command, fields));
+      } else {
+        results.push(result([], affected[j]!, lastInsertId, command, fields));
+        this.#fetch(at, (rows as ParkedRows).parked, generation);
+      }
     }
     this.#maybeDone();
   }
 
-  #fetch(at: number, parked: number, affected: number, lastInsertId: number | bigint | null, command: string, fields: Result['fields'], generation: number): void {
+  /** Row `at`'s rows, parked on the worker for being too large for the reply, into its result. */
+  #fetch(at: number, parked: number, generation: number): void {
     this.#waiting++;
     this.engine.fetchParked(this.channel, parked, generation, this).then(
       (rows) => {
-        this.results[at] = result(rows, affected, lastInsertId, command, fields);
+        (this.results[at] as { rows: unknown[] }).rows = rows;
         this.#waiting--;
         this.#maybeDone();
       },
