@@ -5,7 +5,7 @@
  * instead of running, outside the transaction they belonged to, on the new handle.
  */
 import type { DataContext } from '../context.js';
-import type { PreparedStatement, QueryOptions, StreamOptions } from '../database.js';
+import type { ManyTotals, PreparedStatement, QueryManyOptions, QueryOptions, StreamOptions } from '../database.js';
 import type { DriverConnection } from '../driver.js';
 import type { Result, Row, Value } from '../values.js';
 import type { WorkerChannel } from './channel.js';
@@ -40,7 +40,7 @@ export class SqliteConnection implements DriverConnection {
     return this.engine.captureStacks && this.channel.pending <= CALLER_STACK_PENDING_LIMIT ? withCallerStack(result) : result;
   }
 
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryOptions): Promise<Result<R>[]> {
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
     return this.engine.queryMany<R>(this.channel, this.binding, this.mode, sql, rows, ctx, options);
   }
 

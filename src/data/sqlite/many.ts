@@ -7,7 +7,7 @@
 import { Args } from './args.js';
 import { isBusy, type Executor } from './executor.js';
 import { RowReader, TYPED_FROM_ROWS, type PackedRows } from './packed-rows.js';
-import { isFault, type FaultReply, type ManyReply, type ParkedRows, type SqliteParam } from './protocol.js';
+import { isFault, type FaultReply, type ManyReply, type ManyTotalsReply, type ParkedRows, type SqliteParam } from './protocol.js';
 import { blobs, fromInteger } from './rows.js';
 
 /**
@@ -16,15 +16,17 @@ import { blobs, fromInteger } from './rows.js';
  */
 const CHECK_EVERY_ROWS = 256;
 
-export function runMany(executor: Executor, sql: string, packed: PackedRows, maxRows: number, deadline: number): ManyReply | FaultReply {
+/** `totals`: the reply is the rows' summed affected count alone, and rows they return are dropped. */
+export function runMany(executor: Executor, sql: string, packed: PackedRows, maxRows: number, deadline: number, totals: boolean): ManyReply | ManyTotalsReply | FaultReply {
   const entry = executor.statementFor(sql);
   const { stmt, counts: countsChanges, inserts } = entry;
   const counts = packed.c;
   const size = counts.length;
   // Filled in order, so a plain array stays packed (a holey one is cloned element by element).
-  const typed = size >= TYPED_FROM_ROWS;
+  const typed = size >= TYPED_FROM_ROWS && !totals;
   const affected = typed ? new Float64Array(size) : [];
   const insertIds = typed ? new Float64Array(size) : [];
+  let sum = 0;
   const bigIds: [number, bigint][] = [];
   const withBlobs: number[] = [];
   let values: (Record<string, unknown>[] | ParkedRows | undefined)[] | undefined;
@@ -40,9 +42,13 @@ export function runMany(executor: Executor, sql: string, packed: PackedRows, max
     if (direct) {
       try {
         const info = new Args(params, 0, count).run(stmt, false);
+        ran = true;
+        if (totals) {
+          if (countsChanges) sum += info.changes;
+          continue;
+        }
         affected[j] = countsChanges ? info.changes : 0;
         if (inserts) id = fromInteger(info.lastInsertRowid);
-        ran = true;
       } catch (error) {
         // A busy statement did nothing: the full way below retries it. Anything else ends the op.
         if (!isBusy(error)) return executor.fault(error);
@@ -58,8 +64,15 @@ export function runMany(executor: Executor, sql: string, packed: PackedRows, max
       }
       if (value !== undefined) {
         if (isFault(value)) return value;
-        (values ??= new Array(size))[j] = value as Record<string, unknown>[] | ParkedRows;
-        if (blobs.seen) withBlobs.push(j);
+        if (totals) dropParked(executor, value as Record<string, unknown>[] | ParkedRows);
+        else {
+          (values ??= new Array(size))[j] = value as Record<string, unknown>[] | ParkedRows;
+          if (blobs.seen) withBlobs.push(j);
+        }
+      }
+      if (totals) {
+        sum += executor.affected;
+        continue;
       }
       affected[j] = executor.affected;
       id = executor.lastInsertId;
@@ -67,5 +80,12 @@ export function runMany(executor: Executor, sql: string, packed: PackedRows, max
     if (typeof id === 'bigint') bigIds.push([j, id]);
     insertIds[j] = typeof id === 'number' ? id : NaN;
   }
+  if (totals) return { r: size, t: sum };
   return { a: affected, i: insertIds, b: bigIds, v: values, y: withBlobs, c: entry.command, f: entry.columns ?? null };
+}
+
+/** Rows parked for being too large for the reply, fetched here and dropped, so none stay parked. */
+function dropParked(executor: Executor, value: Record<string, unknown>[] | ParkedRows): void {
+  if (Array.isArray(value)) return;
+  for (let more = executor.more(value.parked); !isFault(more) && more.p !== undefined; ) more = executor.more(more.p);
 }

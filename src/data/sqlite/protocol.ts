@@ -34,7 +34,7 @@ export const Op = {
   EndLease: 9,
   /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
   Bind: 10,
-  /** x: [sql, rows, maxRows]: one statement over many rows (queryMany), the rows packed as in packed-rows.ts. */
+  /** x: [sql, rows, maxRows, totals]: one statement over many rows (queryMany), the rows packed as in packed-rows.ts; `totals`: answer with ManyTotalsReply. */
   Many: 11,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
@@ -173,6 +173,12 @@ export interface ManyReply {
   readonly f: readonly string[] | null;
 }
 
+/** An Op.Many run for its totals alone: rows run, and their affected counts summed. */
+export interface ManyTotalsReply {
+  readonly r: number;
+  readonly t: number;
+}
+
 /** PRAGMA wal_checkpoint's row: busy (1 when it could not finish), WAL frames, frames checkpointed. */
 export interface CheckpointReply {
   readonly busy: number;
@@ -185,7 +191,7 @@ export interface PrepareReply {
   readonly f: readonly string[];
 }
 
-export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | FaultReply | true;
+export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | ManyTotalsReply | FaultReply | true;
 
 export function isFault(reply: unknown): reply is FaultReply {
   return typeof reply === 'object' && reply !== null && typeof (reply as FaultReply).x === 'string';

@@ -1,15 +1,18 @@
 /**
- * The main thread's side of `queryMany`: the rows are encoded into packed chunks (Op.Many: one op,
- * one flat parameter array, one reply per chunk, see many.ts), each sent as soon as it is full so
- * that the worker runs one while the next is encoded; one request object and one promise for all.
+ * The main thread's side of `queryMany`: the rows are encoded into packed chunks (Op.Many: one op
+ * and one reply per chunk, the rows in typed columns, see packed-rows.ts and many.ts), each sent
+ * as soon as it is full so that the worker runs one while the next is encoded; one request object
+ * and one promise for all. Asked for totals only, the worker answers each chunk with two numbers
+ * and no result is built per row.
  */
 import type { DataContext } from '../context.js';
 import { RowTooLarge } from '../errors.js';
+import type { ManyTotals } from '../database.js';
 import type { Result, Value } from '../values.js';
 import { TransportFailure, type Request, type WorkerChannel } from './channel.js';
 import type { FailureSite, FaultMapper, StatementMode } from './faults.js';
 import { RowPacker } from './packed-rows.js';
-import { isFault, Op, type ManyReply, type ParkedRows, type ReplyFrame } from './protocol.js';
+import { isFault, Op, type ManyReply, type ManyTotalsReply, type ParkedRows, type ReplyFrame } from './protocol.js';
 import { fieldsOf, NO_FIELDS, result } from './result.js';
 import { restoreBlobs } from './rows.js';
 
@@ -33,8 +36,8 @@ export interface ManyTarget {
 
 /**
  * Queues `rows` in chunks on `target.channel` (in order: they run in order); `settle` gets every
- * result in row order, `fail` the first failure. Encoding failures (EncodeFailed, TooManyParameters,
- * a row over the payload cap: RowTooLarge, QueueFull) fail it at once.
+ * result in row order (`totals`: the totals instead), `fail` the first failure. Encoding failures
+ * (EncodeFailed, TooManyParameters, a row over the payload cap: RowTooLarge, QueueFull) fail it at once.
  */
 export function queueMany(
   engine: ManyEngine,
@@ -44,10 +47,11 @@ export function queueMany(
   ctx: DataContext | undefined,
   timeoutMs: number,
   maxRows: number,
-  settle: (results: Result[]) => void,
+  totals: boolean,
+  settle: (answer: Result[] | ManyTotals) => void,
   fail: (error: unknown) => void,
 ): void {
-  const many = new ManyRequest(engine, target, sql, rows.length, ctx, timeoutMs, settle, fail);
+  const many = new ManyRequest(engine, target, sql, rows.length, ctx, timeoutMs, totals, settle, fail);
   const { channel } = target;
   const budget = channel.budgetBytes;
   const base = CHUNK_BYTES + 5 + sql.length * 3;
@@ -56,7 +60,7 @@ export function queueMany(
   let packer: RowPacker | undefined;
   let bytes = base;
   const send = (): void => {
-    channel.op(many, Op.Many, [sql, packer!.seal(), maxRows], bytes, many.deadline, target.lease, true);
+    channel.op(many, Op.Many, [sql, packer!.seal(), maxRows, totals], bytes, many.deadline, target.lease, true);
     packer = undefined;
     bytes = base;
   };
@@ -100,6 +104,7 @@ class ManyRequest implements Request, FailureSite {
   params: readonly Value[] | undefined;
   failed = false;
   #answered = 0;
+  #affected = 0;
   #waiting = 0;
 
   constructor(
@@ -109,7 +114,8 @@ class ManyRequest implements Request, FailureSite {
     readonly count: number,
     readonly ctx: DataContext | undefined,
     readonly timeoutMs: number,
-    readonly settle: (results: Result[]) => void,
+    readonly totals: boolean,
+    readonly settle: (answer: Result[] | ManyTotals) => void,
     readonly fail: (error: unknown) => void,
   ) {
     this.deadline = Date.now() + timeoutMs;
@@ -125,6 +131,12 @@ class ManyRequest implements Request, FailureSite {
   answer(_frame: ReplyFrame, _index: number, value: unknown, _slot: number, generation: number): void {
     if (this.failed) return;
     if (isFault(value)) return this.reject(this.engine.faults.fault(value, this));
+    if (this.totals) {
+      const { r: rows, t: affected } = value as ManyTotalsReply;
+      this.#answered += rows;
+      this.#affected += affected;
+      return this.#maybeDone();
+    }
     const reply = value as ManyReply;
     const { a: affected, v: values, c: command } = reply;
     const fields = values === undefined ? NO_FIELDS : fieldsOf(reply.f);
@@ -159,7 +171,8 @@ class ManyRequest implements Request, FailureSite {
   }
 
   #maybeDone(): void {
-    if (!this.failed && this.#answered === this.count && this.#waiting === 0) this.settle(this.results);
+    if (this.failed || this.#answered !== this.count || this.#waiting !== 0) return;
+    this.settle(this.totals ? { count: this.count, affected: this.#affected } : this.results);
   }
 
   reject(failure: unknown): void {

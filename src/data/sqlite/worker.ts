@@ -183,7 +183,7 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
       case Op.Ping:
         return true;
       case Op.Many:
-        return this.#leased(lease) ?? runMany(executor, args[0] as string, args[1] as PackedRows, args[2] as number, deadline);
+        return this.#leased(lease) ?? runMany(executor, args[0] as string, args[1] as PackedRows, args[2] as number, deadline, args[3] === true);
       case Op.Bind:
         this.#bound = this.#link === undefined ? 0 : (args[0] as number);
         return this.#bound !== 0;
