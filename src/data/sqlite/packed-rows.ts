@@ -49,13 +49,21 @@ export class RowPacker {
   readonly #others: SqliteParam[] = [];
   readonly #typed: boolean;
 
-  /** At most `expectedRows` of about `width` parameters each: sizes the columns. */
-  constructor(expectedRows: number, width: number) {
+  /** At most `expectedRows` rows, shaped about like `first`: sizes the columns, so a full chunk goes without a copy. */
+  constructor(expectedRows: number, first: readonly Value[]) {
     this.#typed = expectedRows >= TYPED_FROM_ROWS;
-    const params = Math.min(expectedRows * width, FIRST_CAPACITY_PARAMS);
-    this.#counts = this.#typed ? new Uint16Array(expectedRows) : [];
-    this.#tags = this.#typed ? new Uint8Array(params) : [];
-    this.#nums = this.#typed ? new Float64Array(params) : [];
+    if (!this.#typed) {
+      this.#counts = [];
+      this.#tags = [];
+      this.#nums = [];
+      return;
+    }
+    const width = Array.isArray(first) ? first.length : 0;
+    let numeric = 0;
+    for (let i = 0; i < width; i++) if (typeof first[i] === 'number' || typeof first[i] === 'boolean') numeric++;
+    this.#counts = new Uint16Array(expectedRows);
+    this.#tags = new Uint8Array(Math.min(expectedRows * width, FIRST_CAPACITY_PARAMS));
+    this.#nums = new Float64Array(Math.min(expectedRows * numeric, FIRST_CAPACITY_PARAMS));
   }
 
   /**

@@ -18,6 +18,8 @@ import { restoreBlobs } from './rows.js';
 
 /** Rows per chunk at most: bounds the worker's time on one op and the main thread's wait for its first results. */
 const MAX_CHUNK_ROWS = 8_192;
+/** Rows of the first chunk; each next one doubles up to the cap, so the worker starts early. */
+const FIRST_CHUNK_ROWS = 512;
 /** Bytes of framing per chunk beyond its SQL and its rows. */
 const CHUNK_BYTES = 64;
 
@@ -59,26 +61,28 @@ export function queueMany(
   const sendAt = Math.max(base + 1, budget >> 1);
   let packer: RowPacker | undefined;
   let bytes = base;
+  let chunkRows = FIRST_CHUNK_ROWS;
   const send = (): void => {
     channel.op(many, Op.Many, [sql, packer!.seal(), maxRows, totals], bytes, many.deadline, target.lease, true);
     packer = undefined;
     bytes = base;
+    chunkRows = Math.min(MAX_CHUNK_ROWS, chunkRows * 2);
   };
   try {
     for (let i = 0; i < rows.length && !many.failed; i++) {
       const row = rows[i]!;
       many.params = row;
-      packer ??= new RowPacker(Math.min(MAX_CHUNK_ROWS, rows.length - i), Array.isArray(row) ? row.length : 0);
+      packer ??= new RowPacker(Math.min(chunkRows, rows.length - i), row);
       let rowBytes = packer.add(row, budget - bytes);
       if (bytes + rowBytes > budget) {
         if (base + rowBytes > budget) throw new RowTooLarge(base + rowBytes, budget);
         // This row would push the chunk over the cap: it starts the next one.
         send();
-        packer = new RowPacker(Math.min(MAX_CHUNK_ROWS, rows.length - i), row.length);
+        packer = new RowPacker(Math.min(chunkRows, rows.length - i), row);
         rowBytes = packer.add(row, budget - bytes);
       }
       bytes += rowBytes;
-      if (bytes >= sendAt || packer.rows >= MAX_CHUNK_ROWS) send();
+      if (bytes >= sendAt || packer.rows >= chunkRows) send();
     }
     if (packer !== undefined && packer.rows > 0 && !many.failed) send();
   } catch (error) {
