@@ -29,6 +29,23 @@ export interface QueryOptions {
   readonly readOnly?: boolean;
 }
 
+export interface QueryManyOptions extends QueryOptions {
+  /**
+   * `false`: resolve with the totals (ManyTotals) rather than a Result per row. A bulk load rarely
+   * reads a result per row; building (and on SQLite, sending back) one per row is a good part of
+   * its cost. Rows a statement returns (RETURNING) are then dropped.
+   */
+  readonly results?: boolean;
+}
+
+/** What `queryMany(sql, rows, ctx, { results: false })` resolves with. */
+export interface ManyTotals {
+  /** Rows run: one per row given. */
+  readonly count: number;
+  /** Rows the statement affected, summed over every run. */
+  readonly affected: number;
+}
+
 export interface StreamOptions {
   /** Rows fetched per round trip (default 1,000). */
   readonly batchSize?: number;
@@ -94,7 +111,9 @@ export interface Database extends Queryable {
    * Runs `sql` once per row of `rows`, in order and atomically (one transaction: every row or
    * none), with one promise for the whole batch; the results are in row order. The bulk path: on
    * SQLite the rows travel to the worker in one batch, on Postgres the executes are pipelined.
+   * With `{ results: false }` it resolves with the totals instead (ManyTotals).
    */
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]>;
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
+  queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
   close(): Promise<void>;
 }

@@ -12,7 +12,9 @@ import type { DataContext } from './context.js';
 import type {
   Database,
   DatabaseHealth,
+  ManyTotals,
   PreparedStatement,
+  QueryManyOptions,
   QueryOptions,
   Queryable,
   StreamOptions,
@@ -183,8 +185,11 @@ export class PostgresDatabase implements Database {
   }
 
   /** Every execute issued at once on one leased connection inside a transaction: the connection pipelines them. */
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
-    return this.transaction((tx) => issueEach(rows, (params) => tx.query<R>(sql, params, ctx, options)), { ctx });
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
+  queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
+    const results = this.transaction((tx) => issueEach(rows, (params) => tx.query<R>(sql, params, ctx, options)), { ctx });
+    return options?.results === false ? results.then(totalsOf) : results;
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
@@ -261,6 +266,12 @@ export class PostgresDatabase implements Database {
     await this.pool.close();
     await Supervisor.stop(this.system, this.supervisor).catch(() => undefined);
   }
+}
+
+function totalsOf(results: readonly Result[]): ManyTotals {
+  let affected = 0;
+  for (const result of results) affected += result.affected;
+  return { count: results.length, affected };
 }
 
 /** One statement per row, all issued before any is awaited. */

@@ -6,7 +6,7 @@
  */
 import { RuntimeTracer } from '../telemetry/index.js';
 import type { DataContext } from './context.js';
-import type { Database, DatabaseHealth, PreparedStatement, QueryOptions, Queryable, StreamOptions, Transaction, TransactionOptions } from './database.js';
+import type { Database, DatabaseHealth, ManyTotals, PreparedStatement, QueryManyOptions, QueryOptions, Queryable, StreamOptions, Transaction, TransactionOptions } from './database.js';
 import type { Result, Row, Value } from './values.js';
 
 export const DataSpanName = {
@@ -49,13 +49,15 @@ class TracedDatabase implements Database {
     );
   }
 
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
+  queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
     const span = this.tracer.startSpan(DataSpanName.query, this.#attributes(sql, ctx));
-    const results = this.db.queryMany<R>(sql, rows, ctx, options);
+    const results = this.db.queryMany<R>(sql, rows, ctx, options as QueryManyOptions & { readonly results?: true }) as Promise<Result<R>[] | ManyTotals>;
     if (span === undefined) return results;
     return results.then(
       (value) => {
-        span.end(undefined, { 'db.rows': value.length });
+        span.end(undefined, Array.isArray(value) ? { 'db.rows': value.length } : { 'db.rows': value.count, 'db.affected': value.affected });
         return value;
       },
       (error: unknown) => {

@@ -41,5 +41,28 @@ describe.each(BACKENDS)('queryMany on $name', (backend) => {
 
   it('resolves an empty list with no results', async () => {
     expect(await db.queryMany(insert(backend.name), [])).toEqual([]);
+    expect(await db.queryMany(insert(backend.name), [], undefined, { results: false })).toEqual({ count: 0, affected: 0 });
+  });
+
+  it('with { results: false } resolves the rows run and the affected rows summed, not a result per row', async () => {
+    const rows = Array.from({ length: 5_000 }, (_, i) => [i + 1, `label-${i + 1}`]);
+    expect(await db.queryMany(insert(backend.name), rows, undefined, { results: false })).toEqual({ count: 5_000, affected: 5_000 });
+    const update = backend.name === 'postgres' ? 'UPDATE items SET label = $1 WHERE id <= $2' : 'UPDATE items SET label = ? WHERE id <= ?';
+    const totals = await db.queryMany(update, [['x', 10], ['y', 0], ['z', 3]], undefined, { results: false });
+    expect(totals).toEqual({ count: 3, affected: 13 });
+    const labels = await db.query<{ label: string; n: number }>('SELECT label, count(*) AS n FROM items WHERE id <= 10 GROUP BY label ORDER BY label');
+    expect(labels.rows.map((row) => [row.label, Number(row.n)])).toEqual([
+      ['x', 7],
+      ['z', 3],
+    ]);
+  });
+
+  it('with { results: false } is atomic too, and the error is typed', async () => {
+    const rows = Array.from({ length: 3_000 }, (_, i) => [i + 1, 'a']);
+    rows[2_500] = [7, 'duplicate key'];
+    const failure = await db.queryMany(insert(backend.name), rows, undefined, { results: false }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(DbError);
+    const count = await db.query<{ n: number }>('SELECT count(*) AS n FROM items');
+    expect(Number(count.rows[0]!.n)).toBe(0);
   });
 });

@@ -5,7 +5,7 @@
  * instead of running, outside the transaction they belonged to, on the new handle.
  */
 import type { DataContext } from '../context.js';
-import type { PreparedStatement, QueryOptions, StreamOptions } from '../database.js';
+import type { ManyTotals, PreparedStatement, QueryManyOptions, QueryOptions, StreamOptions } from '../database.js';
 import type { DriverConnection } from '../driver.js';
 import type { Result, Row, Value } from '../values.js';
 import type { WorkerChannel } from './channel.js';
@@ -39,7 +39,7 @@ export class SqliteConnection implements DriverConnection {
     return this.engine.query<R>(this.channel, this.binding, this.mode, sql, params, ctx, options);
   }
 
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryOptions): Promise<Result<R>[]> {
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
     return this.engine.queryMany<R>(this.channel, this.binding, this.mode, sql, rows, ctx, options);
   }
 

@@ -15,7 +15,7 @@
  */
 import type { ActorRuntime } from '../../actors/index.js';
 import type { DataContext } from '../context.js';
-import type { Database, DatabaseHealth, PreparedStatement, Queryable, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
+import type { Database, DatabaseHealth, ManyTotals, PreparedStatement, Queryable, QueryManyOptions, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
 import { ConnectionLost } from '../errors.js';
 import { runTransaction, SQLITE_DIALECT, type TransactionDialect } from '../transaction.js';
 import { inTransactionOf, refusedInOwnTransaction } from '../transaction-scope.js';
@@ -194,7 +194,9 @@ export class SqliteDatabase implements Database {
   }
 
   /** One transaction on the writer; the rows go to the worker together, answered through one promise. */
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
+  queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
     return this.#onWriter(ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, () => conn.queryMany<R>(sql, rows, ctx, options), { ctx }));
   }
 

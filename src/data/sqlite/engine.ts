@@ -5,7 +5,7 @@
  * callers' business: the database and its connections.
  */
 import { DEFAULT_STATEMENT_TIMEOUT_MS, remainingMs, type DataContext } from '../context.js';
-import { DEFAULT_MAX_ROWS, type PreparedStatement, type QueryOptions, type StreamOptions } from '../database.js';
+import { DEFAULT_MAX_ROWS, type ManyTotals, type PreparedStatement, type QueryManyOptions, type QueryOptions, type StreamOptions } from '../database.js';
 import { ConnectionLost, DbError, InvalidDataConfig, PoolClosed } from '../errors.js';
 import type { Result, Row, Value } from '../values.js';
 import { TransportFailure, type Request, type WorkerChannel } from './channel.js';
@@ -125,16 +125,17 @@ export class Engine {
     sql: string,
     rows: readonly (readonly Value[])[],
     ctx: DataContext | undefined,
-    options: QueryOptions | undefined,
-  ): Promise<Result<R>[]> {
-    return new Promise<Result<R>[]>((resolve, reject) => {
+    options: QueryManyOptions | undefined,
+  ): Promise<Result<R>[] | ManyTotals> {
+    const totals = options?.results === false;
+    return new Promise<Result<R>[] | ManyTotals>((resolve, reject) => {
       if (this.#closed) return reject(this.closedError());
       if (typeof sql !== 'string') return reject(new InvalidDataConfig('sql', 'must be a string'));
-      if (rows.length === 0) return resolve([]);
+      if (rows.length === 0) return resolve(totals ? { count: 0, affected: 0 } : []);
       try {
         const timeoutMs = ctx === undefined ? DEFAULT_STATEMENT_TIMEOUT_MS : remainingMs(ctx);
         const target = { channel, generation: binding.generation, lease: binding.lease, mode };
-        queueMany(this, target, sql, rows, ctx, timeoutMs, resolveMaxRows(options), resolve as (results: Result[]) => void, reject);
+        queueMany(this, target, sql, rows, ctx, timeoutMs, resolveMaxRows(options), totals, resolve as (answer: Result[] | ManyTotals) => void, reject);
       } catch (error) {
         reject(error);
       }

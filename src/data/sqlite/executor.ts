@@ -446,7 +446,7 @@ function collect(iterator: IterableIterator<unknown>, maxRows: number): Record<s
   return rows;
 }
 
-function isBusy(error: unknown): boolean {
+export function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
 }

@@ -38,8 +38,7 @@ export function encodeParams(params: readonly Value[] | undefined, target: Sqlit
           bytes += 5 + value.length * 3;
           break;
         case 'bigint':
-          if (value < INT64_MIN || value > INT64_MAX) throw new EncodeFailed(`parameter $${i + 1}: ${value} is outside SQLite's 64-bit INTEGER`);
-          target.push(value);
+          target.push(checkInteger(value, i));
           bytes += 9;
           break;
         case 'boolean':
@@ -67,7 +66,13 @@ export function encodeParams(params: readonly Value[] | undefined, target: Sqlit
   return bytes;
 }
 
-function encodeObject(value: object | null, index: number): SqliteParam {
+/** `value`, when SQLite's 64-bit INTEGER holds it. */
+export function checkInteger(value: bigint, index: number): bigint {
+  if (value < INT64_MIN || value > INT64_MAX) throw new EncodeFailed(`parameter $${index + 1}: ${value} is outside SQLite's 64-bit INTEGER`);
+  return value;
+}
+
+export function encodeObject(value: object | null, index: number): SqliteParam {
   if (value === null) return null;
   if (value instanceof Uint8Array) return value;
   if (value instanceof Date) {

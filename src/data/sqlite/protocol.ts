@@ -32,7 +32,7 @@ export const Op = {
   EndLease: 9,
   /** Binds the worker instance to a channel generation: from then on it answers that generation's frames on its direct link. */
   Bind: 10,
-  /** x: [sql, params, counts, maxRows]: one statement over many rows (queryMany), row j's `counts[j]` parameters packed one after the other in `params`. */
+  /** x: [sql, rows, maxRows, totals]: one statement over many rows (queryMany), the rows packed as in packed-rows.ts; `totals`: answer with ManyTotalsReply. */
   Many: 11,
   /** Dropped on the main thread after it was queued (bound to a worker that has since restarted). */
   Skip: 255,
@@ -163,8 +163,9 @@ export interface StreamReply {
  * transaction queryMany runs in rolls back): affected rows and insert ids per row as in ReplyFrame.
  */
 export interface ManyReply {
-  readonly a: number[];
-  readonly i: number[];
+  /** Float64Arrays from TYPED_FROM_ROWS rows on (packed-rows.ts). */
+  readonly a: ArrayLike<number>;
+  readonly i: ArrayLike<number>;
   /** [row, rowid] for rowids beyond 2^53. */
   readonly b: [number, bigint][];
   /** Per row: its rows, or where they were parked; absent when no row returned any. */
@@ -173,6 +174,12 @@ export interface ManyReply {
   readonly y: number[];
   readonly c: string;
   readonly f: readonly string[] | null;
+}
+
+/** An Op.Many run for its totals alone: rows run, and their affected counts summed. */
+export interface ManyTotalsReply {
+  readonly r: number;
+  readonly t: number;
 }
 
 /** PRAGMA wal_checkpoint's row: busy (1 when it could not finish), WAL frames, frames checkpointed. */
@@ -187,7 +194,7 @@ export interface PrepareReply {
   readonly f: readonly string[];
 }
 
-export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | FaultReply | true;
+export type OpReply = MoreReply | StreamReply | CheckpointReply | PrepareReply | ManyReply | ManyTotalsReply | FaultReply | true;
 
 export function isFault(reply: unknown): reply is FaultReply {
   return typeof reply === 'object' && reply !== null && typeof (reply as FaultReply).x === 'string';

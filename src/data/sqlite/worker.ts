@@ -13,8 +13,9 @@ import { GenServer } from '../../behaviours/index.js';
 import type { DirectReply, DirectRequest } from './direct-link.js';
 import { Executor } from './executor.js';
 import { runMany } from './many.js';
+import type { PackedRows } from './packed-rows.js';
 import { blobs } from './rows.js';
-import { Answer, Fault, NO_LEASE, Op, OP_FIELDS, OpField, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type SqliteParam, type WorkerOptions } from './protocol.js';
+import { Answer, Fault, NO_LEASE, Op, OP_FIELDS, OpField, type BatchFrame, type CheckpointMode, type FaultReply, type ReplyFrame, type WorkerOptions } from './protocol.js';
 
 /** Leases aborted by the read cap, remembered so that their late ops fail typed; older ones are forgotten. */
 const ABORTED_LEASES_KEPT = 64;
@@ -182,7 +183,7 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
       case Op.Ping:
         return true;
       case Op.Many:
-        return this.#leased(lease) ?? runMany(executor, args[0] as string, args[1] as SqliteParam[], args[2] as number[], args[3] as number, deadline);
+        return this.#leased(lease) ?? runMany(executor, args[0] as string, args[1] as PackedRows, args[2] as number, deadline, args[3] === true);
       case Op.Bind:
         this.#bound = this.#link === undefined ? 0 : (args[0] as number);
         return this.#bound !== 0;

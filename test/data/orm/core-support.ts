@@ -3,7 +3,7 @@
  * comments), a Database wrapper that counts statements (for asserting no N+1), and a helper that
  * opens a backend with an Orm over the counting wrapper.
  */
-import type { DataContext, Database, DatabaseHealth, PreparedStatement, Queryable, QueryOptions, Result, Row, StreamOptions, Transaction, TransactionOptions, Value } from '../../../src/data/index.js';
+import type { DataContext, Database, DatabaseHealth, ManyTotals, PreparedStatement, Queryable, QueryManyOptions, QueryOptions, Result, Row, StreamOptions, Transaction, TransactionOptions, Value } from '../../../src/data/index.js';
 import { belongsTo, defineModel, field, hasMany, manyToMany, NOW, Orm } from '../../../src/data/orm/index.js';
 import type { OpenedBackend } from '../backends.js';
 
@@ -83,12 +83,14 @@ export class CountingDatabase implements Database {
     return this.inner.prepare<R>(sql, ctx);
   }
 
-  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>[]> {
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
+  queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
+  queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
     for (let i = 0; i < rows.length; i++) {
       this.statements.push(sql);
       this.contexts.push(ctx);
     }
-    return this.inner.queryMany<R>(sql, rows, ctx, options);
+    return this.inner.queryMany<R>(sql, rows, ctx, options as QueryManyOptions & { readonly results?: true });
   }
 
   stream<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: StreamOptions): AsyncIterable<R> {

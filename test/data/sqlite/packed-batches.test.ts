@@ -4,7 +4,7 @@
  * transaction per batch see every acknowledged write and leave no transaction open behind them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DbError, RowTooLarge } from '../../../src/data/index.js';
+import { DbError, EncodeFailed, RowTooLarge } from '../../../src/data/index.js';
 import { testSystem } from '../../support/systems.js';
 import { openTemp, type TempDatabase } from './support.js';
 
@@ -59,8 +59,51 @@ describe('queryMany in chunks', () => {
     expect(results.every((result) => result.affected === 1)).toBe(true);
     expect((await db.query('SELECT count(*) AS n, sum(length(label)) AS bytes FROM items')).rows).toEqual([{ n: 40, bytes: 800_000 }]);
     await db.query('DELETE FROM items');
+    // Rows returned past the reply's budget are parked on the worker; asked for totals, it drops them.
+    const totals = await db.queryMany('INSERT INTO items (id, label) VALUES (?, ?) RETURNING label', rows, undefined, { results: false });
+    expect(totals).toEqual({ count: 40, affected: 40 });
+    await db.query('DELETE FROM items');
     const tooLarge = await db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', [[1, 'small'], [2, 'x'.repeat(200_000)]]).catch((error: unknown) => error);
     expect(tooLarge).toBeInstanceOf(RowTooLarge);
+    expect((await db.query('SELECT count(*) AS n FROM items')).rows).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('queryMany parameters', () => {
+  it.each([10, 3_000])('keep their type and value, %i rows at a time', async (count) => {
+    const { db } = await open();
+    await db.query('CREATE TABLE kinds (k INTEGER, t TEXT, r REAL, v, b, n, u, big INTEGER, d TEXT, blob BLOB, j TEXT)');
+    const date = new Date('2024-05-06T07:08:09.010Z');
+    const rows = Array.from({ length: count }, (_, i) => [i, `text ${i} ü`, i + 0.25, i * 2, i % 2 === 0, null, undefined as unknown as null, 2n ** 60n + BigInt(i), date, Buffer.from([i % 256, 1]), { i, list: [1, 'a'] }]);
+    await db.queryMany('INSERT INTO kinds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', rows);
+    const back = await db.query('SELECT k, t, r, v, typeof(v) AS vt, b, n, u, big, d, blob, j FROM kinds ORDER BY k', [], undefined, { maxRows: count });
+    expect(back.rows).toHaveLength(count);
+    back.rows.forEach((row, i) => {
+      expect(row).toEqual({ k: i, t: `text ${i} ü`, r: i + 0.25, v: i * 2, vt: 'integer', b: i % 2 === 0 ? 1 : 0, n: null, u: null, big: 2n ** 60n + BigInt(i), d: date.toISOString(), blob: Buffer.from([i % 256, 1]), j: JSON.stringify({ i, list: [1, 'a'] }) });
+    });
+  });
+
+  it('bind $1-style placeholders and wide rows across chunks', async () => {
+    const { db } = await open();
+    const numbered = Array.from({ length: 600 }, (_, i) => [`n${i}`, i + 1]);
+    await db.queryMany('INSERT INTO items (label, id) VALUES ($1, $2)', numbered);
+    expect((await db.query('SELECT count(*) AS n, sum(id) AS s FROM items WHERE label = \'n\' || (id - 1)')).rows).toEqual([{ n: 600, s: 180_300 }]);
+    const columns = Array.from({ length: 40 }, (_, c) => `c${c}`);
+    await db.query(`CREATE TABLE wide (${columns.join(', ')})`);
+    const wide = Array.from({ length: 3_000 }, (_, i) => columns.map((_, c) => (c % 2 === 0 ? i * 40 + c : `v${i}.${c}`)));
+    await db.queryMany(`INSERT INTO wide VALUES (${columns.map(() => '?').join(', ')})`, wide);
+    const last = await db.query(`SELECT * FROM wide WHERE c0 = ?`, [2_999 * 40]);
+    expect(Object.values(last.rows[0]!)).toEqual(wide[2_999]);
+    expect((await db.query('SELECT count(*) AS n FROM wide')).rows).toEqual([{ n: 3_000 }]);
+  });
+
+  it('that cannot be stored fail the call, naming the parameter, and nothing is stored', async () => {
+    const { db } = await open();
+    const rows = Array.from({ length: 500 }, (_, i) => [i + 1, `label-${i}`]);
+    rows[300] = [301, Symbol('no') as unknown as string];
+    const failure = await db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', rows).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(EncodeFailed);
+    expect((failure as Error).message).toMatch(/parameter \$2/);
     expect((await db.query('SELECT count(*) AS n FROM items')).rows).toEqual([{ n: 0 }]);
   });
 });
