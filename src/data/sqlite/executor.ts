@@ -70,7 +70,10 @@ export class Executor {
   readonly #singleRows: SingleRowPlans;
   /** Readers only: the batch's unpinned reads share one read transaction. */
   readonly #shared: SharedRead | undefined;
-  /** Whether this batch has checked the schema version (once, before its first single-row read). */
+  /**
+   * Whether the schema version was checked since the batch began, its read snapshot moved or a
+   * statement that may change the schema ran: cached statements hold their column names and plans.
+   */
   #schemaChecked = false;
   readonly #streams = new Map<number, OpenStream>();
   readonly #parked = new Map<number, Parked>();
@@ -113,6 +116,17 @@ export class Executor {
     if (this.#parked.size > 0) this.#purgeParked();
   }
 
+  /**
+   * A new schema version drops every cached statement: SQLite re-prepares a stale one when it runs,
+   * but the columns and single-row plan cached beside it would be the old schema's.
+   */
+  #checkSchema(): void {
+    this.#schemaChecked = true;
+    if (!this.#singleRows.schemaChanged()) return;
+    this.#statements.clear();
+    this.#slots.fill(undefined);
+  }
+
   #purgeParked(): void {
     const stale = Date.now() - this.options.maxReadMs;
     for (const [id, parked] of this.#parked) {
@@ -122,11 +136,13 @@ export class Executor {
 
   /** The statement in SQL slot `slot` of this batch. */
   statementAt(slot: number): CachedStatement {
+    if (!this.#schemaChecked) this.#checkSchema();
     return (this.#slots[slot] ??= this.#statement(this.#texts[slot]!));
   }
 
   /** The cached statement for `sql`, compiled on first use. */
   statementFor(sql: string): CachedStatement {
+    if (!this.#schemaChecked) this.#checkSchema();
     return this.#statement(sql);
   }
 
@@ -167,8 +183,8 @@ export class Executor {
     if (Date.now() > deadline) return timedOut();
     const refused = this.#refuseWrite(entry.readonly);
     if (refused !== undefined) return refused;
-    // A write may change the schema (DDL): the next single-row read checks it again.
-    if (!entry.readonly) this.#schemaChecked = false;
+    // A write other than DML may change the schema (DDL): the next statement checks it again.
+    if (!entry.readonly && !entry.counts) this.#schemaChecked = false;
     const args = new Args(params, first, count);
     for (let attempt = 0; ; attempt++) {
       try {
@@ -203,11 +219,6 @@ export class Executor {
     const columns = entry.columns!;
     let rows: Record<string, unknown>[];
     if (entry.readonly) {
-      if (entry.single !== false && !this.#schemaChecked) {
-        // A schema change may have changed the statement's program: ask again (once per batch).
-        this.#schemaChecked = true;
-        this.#singleRows.checkSchema(this.#statements.values());
-      }
       if (entry.single === true) {
         const row = args.get(stmt, entry.numbered) as Record<string, unknown> | undefined;
         rows = row === undefined ? [] : [row];

@@ -49,16 +49,23 @@ export function runsResultRowOnce(program: readonly Instruction[]): boolean {
 export class SingleRowPlans {
   #schema: number | bigint | undefined;
   #schemaVersion: Database.Statement | undefined;
+  #touch: Database.Statement | undefined;
 
   constructor(readonly db: Database.Database) {}
 
-  /** When the schema changed since the last batch, every statement's answer is asked again. */
-  checkSchema(statements: Iterable<{ single: boolean | undefined }>): void {
+  /**
+   * Whether the schema version differs from the last call's (true on the first call). On a change
+   * the connection reloads its schema, so that statements prepared next compile against it.
+   */
+  schemaChanged(): boolean {
     this.#schemaVersion ??= this.db.prepare('PRAGMA schema_version').pluck();
     const version = this.#schemaVersion.get() as number | bigint;
-    if (version === this.#schema) return;
+    if (version === this.#schema) return false;
     this.#schema = version;
-    for (const statement of statements) statement.single = undefined;
+    // PRAGMA reads the cookie without reloading; a read of the schema table notices the new cookie.
+    this.#touch ??= this.db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').pluck();
+    this.#touch.get();
+    return true;
   }
 
   /** Whether `stmt` returns at most one row; `args` as its `all()` takes them (EXPLAIN binds the same parameters). */
