@@ -37,6 +37,8 @@ interface Sizes {
   readonly rounds: number;
   /** Pairs of the paired overhead measurement (paired.ts), each run a `pairDivisor`th of a round. */
   readonly pairs: number;
+  /** Pairs run and dropped first (each pair opens fresh connections: most of a quick run's time). */
+  readonly warmupPairs: number;
   readonly pairDivisor: number;
   readonly n: Readonly<Record<Workload, number>>;
   readonly warmup: Readonly<Record<Workload, number>>;
@@ -48,6 +50,7 @@ const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
     parents: 1_000,
     rounds: 3,
     pairs: 20,
+    warmupPairs: 2,
     pairDivisor: 10,
     n: { insert: 10_000, select_pk: 10_000, pages: 1_000, eager: 10, insert_awaited: 2_000, select_pk_awaited: 5_000, bulk_insert: 10_000 },
     warmup: { insert: 2_000, select_pk: 2_000, pages: 100, eager: 2, insert_awaited: 500, select_pk_awaited: 1_000, bulk_insert: 2_000 },
@@ -57,6 +60,7 @@ const SIZES: Readonly<Record<'full' | 'quick', Sizes>> = {
     parents: 100,
     rounds: 1,
     pairs: 2,
+    warmupPairs: 0,
     pairDivisor: 1,
     n: { insert: 200, select_pk: 200, pages: 20, eager: 1, insert_awaited: 50, select_pk_awaited: 50, bulk_insert: 200 },
     warmup: { insert: 50, select_pk: 50, pages: 5, eager: 1, insert_awaited: 20, select_pk_awaited: 20, bulk_insert: 50 },
@@ -171,7 +175,7 @@ async function paired(item: OrmCase, sizes: Sizes): Promise<PairedOverhead | und
     const { value } = await timedWithin(`${spec.name} paired overhead`, PAIRED_TIMEOUT_MS, async () => {
       await orm.open();
       await raw.open();
-      return pairedOverhead(orm, raw, { n: pairN, pairs: sizes.pairs, warmupPairs: 2, expected: spec.expected(pairN) });
+      return pairedOverhead(orm, raw, { n: pairN, pairs: sizes.pairs, warmupPairs: sizes.warmupPairs, expected: spec.expected(pairN) });
     });
     log(`  ${spec.name}: ORM over raw, paired: ${pairedText(value)}`);
     return value;

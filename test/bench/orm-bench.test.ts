@@ -16,8 +16,9 @@ const USER_CASES = ['pg_insert_awaited', 'pg_select_pk_awaited', 'pg_bulk_insert
 const RESULTS = keepResults('orm');
 
 describe('npm run bench -- orm (smoke)', () => {
-  it('measures every case for molo, molo-raw and drizzle, writes ratios, cleans up', { timeout: 120_000 }, async () => {
-    const { stdout, stderr } = await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick'], { cwd: ROOT, timeout: 115_000 });
+  it('measures every case for molo, molo-raw and drizzle, writes ratios, cleans up', { timeout: 240_000 }, async () => {
+    // About 65 s on a quiet machine (most of it opening connections and SQLite threads per pair).
+    const { stdout, stderr } = await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick'], { cwd: ROOT, timeout: 235_000 });
     const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
     for (const name of CASES) {
       for (const impl of ['molo', 'molo-raw', 'drizzle']) {
