@@ -3,44 +3,33 @@
  * lookalikes that return more (IN lists, OR of keys, joins that fan out) must still return every row,
  * and a schema change must not leave a stale answer behind.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { runsResultRowOnce } from '../../../src/data/sqlite/single-row.js';
-import { testSystem } from '../../support/systems.js';
-import { openTemp, type TempDatabase } from './support.js';
+import { tempDatabasePerTest } from './support.js';
 
-let system: ActorSystem;
-let temp: TempDatabase;
-
-beforeEach(async () => {
-  system = testSystem();
-  temp = await openTemp(system, { readers: 1 });
-  await temp.db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT)');
-  await temp.db.query('CREATE TABLE tags (id INTEGER PRIMARY KEY, item_id INTEGER, tag TEXT)');
-  await temp.db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', [
+const each = tempDatabasePerTest({ readers: 1 }, async (db) => {
+  await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT)');
+  await db.query('CREATE TABLE tags (id INTEGER PRIMARY KEY, item_id INTEGER, tag TEXT)');
+  await db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', [
     [1, 'one'],
     [2, 'two'],
     [3, 'three'],
   ]);
-  await temp.db.queryMany('INSERT INTO tags (item_id, tag) VALUES (?, ?)', [
+  await db.queryMany('INSERT INTO tags (item_id, tag) VALUES (?, ?)', [
     [1, 'x'],
     [1, 'y'],
   ]);
 });
 
-afterEach(async () => {
-  await temp.dispose();
-});
-
 describe('single-row reads', () => {
   it('a key lookup returns its row, or none', async () => {
-    expect((await temp.db.query('SELECT id, label FROM items WHERE id = ?', [2])).rows).toEqual([{ id: 2, label: 'two' }]);
-    expect((await temp.db.query('SELECT id, label FROM items WHERE id = ?', [9])).rows).toEqual([]);
+    expect((await each.temp.db.query('SELECT id, label FROM items WHERE id = ?', [2])).rows).toEqual([{ id: 2, label: 'two' }]);
+    expect((await each.temp.db.query('SELECT id, label FROM items WHERE id = ?', [9])).rows).toEqual([]);
   });
 
   it('reads that look like a key lookup but return more keep every row', async () => {
     const ids = async (sql: string, params: unknown[]): Promise<number[]> =>
-      (await temp.db.query<{ id: number }>(sql, params as never)).rows.map((row) => Number(row.id)).sort();
+      (await each.temp.db.query<{ id: number }>(sql, params as never)).rows.map((row) => Number(row.id)).sort();
     // Each is run twice: the first run decides how the statement runs, the second uses that decision.
     for (let run = 0; run < 2; run++) {
       expect(await ids('SELECT id FROM items WHERE id IN (?, ?)', [1, 3])).toEqual([1, 3]);
@@ -52,14 +41,14 @@ describe('single-row reads', () => {
 
   it('a table recreated without the key returns every matching row after the schema change', async () => {
     const sql = 'SELECT label FROM items WHERE id = ?';
-    expect((await temp.db.query(sql, [1])).rows).toHaveLength(1);
-    await temp.db.query('DROP TABLE items');
-    await temp.db.query('CREATE TABLE items (id INTEGER, label TEXT)');
-    await temp.db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', [
+    expect((await each.temp.db.query(sql, [1])).rows).toHaveLength(1);
+    await each.temp.db.query('DROP TABLE items');
+    await each.temp.db.query('CREATE TABLE items (id INTEGER, label TEXT)');
+    await each.temp.db.queryMany('INSERT INTO items (id, label) VALUES (?, ?)', [
       [1, 'a'],
       [1, 'b'],
     ]);
-    for (let run = 0; run < 3; run++) expect((await temp.db.query(sql, [1])).rows).toHaveLength(2);
+    for (let run = 0; run < 3; run++) expect((await each.temp.db.query(sql, [1])).rows).toHaveLength(2);
   });
 
   it('the program check: one ResultRow and no loop', () => {

@@ -3,24 +3,12 @@
  * (on a reader, in a transaction, refused before it was queued), and results of one statement share
  * their fields.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import { describe, expect, it } from 'vitest';
 import { DbError, OutsideTransaction, PoolClosed } from '../../../src/data/index.js';
-import { testSystem } from '../../support/systems.js';
-import { openTemp, type TempDatabase } from './support.js';
+import { openTemp, tempDatabasePerTest } from './support.js';
 
-let system: ActorSystem;
-let temp: TempDatabase;
-
-beforeEach(async () => {
-  system = testSystem();
-  temp = await openTemp(system, { readers: 1 });
-  await temp.db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT UNIQUE)');
-});
-
-afterEach(async () => {
-  await temp.dispose();
-  system.shutdown();
+const each = tempDatabasePerTest({ readers: 1 }, async (db) => {
+  await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT UNIQUE)');
 });
 
 function expectCallerStack(error: unknown, frame: string): void {
@@ -35,7 +23,7 @@ describe('caller stacks', () => {
   it('are recorded for a failed read on a reader', async () => {
     const error = await (async function readTheMissingTable(): Promise<unknown> {
       try {
-        return await temp.db.query('SELECT * FROM missing');
+        return await each.temp.db.query('SELECT * FROM missing');
       } catch (e) {
         return e;
       }
@@ -45,8 +33,8 @@ describe('caller stacks', () => {
   });
 
   it('are recorded for a failed statement in a transaction', async () => {
-    await temp.db.query("INSERT INTO items (label) VALUES ('dup')");
-    const error = await temp.db
+    await each.temp.db.query("INSERT INTO items (label) VALUES ('dup')");
+    const error = await each.temp.db
       .transaction(async function insertInTransaction(tx) {
         try {
           await tx.query("INSERT INTO items (label) VALUES ('dup')");
@@ -61,10 +49,10 @@ describe('caller stacks', () => {
   });
 
   it('are recorded for a statement refused before it was queued', async () => {
-    const outside = await temp.db
+    const outside = await each.temp.db
       .transaction(async function writeBesideTheTransaction() {
         try {
-          await temp.db.query("INSERT INTO items (label) VALUES ('x')");
+          await each.temp.db.query("INSERT INTO items (label) VALUES ('x')");
         } catch (e) {
           return e;
         }
@@ -73,10 +61,10 @@ describe('caller stacks', () => {
       .catch((e: unknown) => e);
     expect(outside).toBeInstanceOf(OutsideTransaction);
     expectCallerStack(outside, 'writeBesideTheTransaction');
-    await temp.db.close();
+    await each.temp.db.close();
     const closed = await (async function queryAfterClose(): Promise<unknown> {
       try {
-        return await temp.db.query('SELECT 1');
+        return await each.temp.db.query('SELECT 1');
       } catch (e) {
         return e;
       }
@@ -86,7 +74,7 @@ describe('caller stacks', () => {
   });
 
   it('are not recorded with captureCallerStacks off', async () => {
-    const other = await openTemp(system, { captureCallerStacks: false });
+    const other = await openTemp(each.system, { captureCallerStacks: false });
     try {
       const error = (await other.db.query('SELEKT 1').catch((e: unknown) => e)) as DbError;
       expect(error).toBeInstanceOf(DbError);
@@ -99,14 +87,14 @@ describe('caller stacks', () => {
 
 describe('fields', () => {
   it('are shared by results of the same statement', async () => {
-    await temp.db.query("INSERT INTO items (label) VALUES ('a'), ('b')");
-    const first = await temp.db.query('SELECT * FROM items WHERE id = ?', [1]);
-    const second = await temp.db.query('SELECT * FROM items WHERE id = ?', [2]);
+    await each.temp.db.query("INSERT INTO items (label) VALUES ('a'), ('b')");
+    const first = await each.temp.db.query('SELECT * FROM items WHERE id = ?', [1]);
+    const second = await each.temp.db.query('SELECT * FROM items WHERE id = ?', [2]);
     expect(first.fields.map((field) => field.name)).toEqual(['id', 'label']);
     expect(second.fields).toBe(first.fields);
-    expect((await temp.db.query('SELECT * FROM items WHERE id = ?', [99])).fields).toBe(first.fields);
-    const other = await temp.db.query('SELECT label AS name FROM items WHERE id = ?', [1]);
+    expect((await each.temp.db.query('SELECT * FROM items WHERE id = ?', [99])).fields).toBe(first.fields);
+    const other = await each.temp.db.query('SELECT label AS name FROM items WHERE id = ?', [1]);
     expect(other.fields.map((field) => field.name)).toEqual(['name']);
-    expect((await temp.db.query("INSERT INTO items (label) VALUES ('c')")).fields).toEqual([]);
+    expect((await each.temp.db.query("INSERT INTO items (label) VALUES ('c')")).fields).toEqual([]);
   });
 });
