@@ -4,6 +4,7 @@
  * `molo_pg_groups{node}`, `molo_pg_members{node}`, `molo_cluster_topic_messages_total{node,kind}`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perNodeMetric } from './per-node-metric.js';
 
 /** What the metrics read of a service: its node's name and its stats. */
 export interface MeteredService<S> {
@@ -34,18 +35,8 @@ export class ClusterMetrics {
 
   constructor(registry: Registry, prefix = 'molo_') {
     const registers = [registry];
-    const each = <S>(set: Set<MeteredService<S>>, Kind: typeof Gauge | typeof Counter, name: string, help: string, read: (stats: S) => number): void => {
-      new Kind({
-        name: `${prefix}${name}`,
-        help,
-        labelNames: ['node'],
-        registers,
-        collect() {
-          this.reset();
-          for (const service of set) (this as Gauge).inc({ node: service.nodeName }, read(service.stats()));
-        },
-      });
-    };
+    const each = <S>(set: Set<MeteredService<S>>, Kind: typeof Gauge | typeof Counter, name: string, help: string, read: (stats: S) => number): void =>
+      perNodeMetric(Kind, registers, `${prefix}${name}`, help, () => [...set].map((service) => [service.nodeName, read(service.stats())] as const));
     each(this.globals, Gauge, 'global_names', 'Global names known on this node (all nodes\' holders).', (stats) => stats.names);
     each(this.globals, Counter, 'global_conflicts_total', 'Global name conflicts resolved by the rule on this node.', (stats) => stats.conflicts);
     each(this.globals, Counter, 'global_lost_total', 'Local actors that lost a global name to a conflict (and were told).', (stats) => stats.lost);

@@ -9,6 +9,7 @@
  * `pending_full`), `molo_node_auto_connect_flushed_total`, `molo_node_auto_connect_pending_bytes`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { perNodeMetric } from './per-node-metric.js';
 import type { NodeStats } from './stats.js';
 
 /** What the metrics read of a node. */
@@ -26,30 +27,11 @@ export class NodeMetrics {
     const registers = [registry];
     const nodes = this.#nodes;
     const live = (): MeteredNode[] => [...nodes].filter((node) => !node.stopped);
-    const counter = (name: string, help: string, read: (stats: NodeStats) => number): void => {
-      new Counter({
-        name: `${prefix}${name}`,
-        help,
-        labelNames: ['node'],
-        registers,
-        collect() {
-          this.reset();
-          for (const node of nodes) this.inc({ node: node.name }, read(node.stats()));
-        },
-      });
-    };
-    const gauge = (name: string, help: string, read: (stats: NodeStats) => number): void => {
-      new Gauge({
-        name: `${prefix}${name}`,
-        help,
-        labelNames: ['node'],
-        registers,
-        collect() {
-          this.reset();
-          for (const node of live()) this.set({ node: node.name }, read(node.stats()));
-        },
-      });
-    };
+    // Counters keep a stopped node's totals; gauges show only nodes still running.
+    const counter = (name: string, help: string, read: (stats: NodeStats) => number): void =>
+      perNodeMetric(Counter, registers, `${prefix}${name}`, help, () => [...nodes].map((node) => [node.name, read(node.stats())] as const));
+    const gauge = (name: string, help: string, read: (stats: NodeStats) => number): void =>
+      perNodeMetric(Gauge, registers, `${prefix}${name}`, help, () => live().map((node) => [node.name, read(node.stats())] as const));
     gauge('node_links_up', 'Authenticated links to other nodes, up now.', (stats) => stats.linksUp);
     new Gauge({
       name: `${prefix}node_queued_bytes`,
