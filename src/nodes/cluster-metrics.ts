@@ -1,7 +1,8 @@
 /**
  * Metrics of the cluster services, read from their stats at scrape time (nothing per message):
  * `molo_global_names{node}`, `molo_global_conflicts_total{node}`, `molo_global_lost_total{node}`,
- * `molo_pg_groups{node}`, `molo_pg_members{node}`, `molo_cluster_topic_messages_total{node,kind}`.
+ * `molo_pg_groups{node}`, `molo_pg_members{node}`,
+ * `molo_cluster_topic_messages_total{node,kind}`, `molo_cluster_forged_messages_total{node,service,kind}`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { perNodeMetric } from './per-node-metric.js';
@@ -10,6 +11,8 @@ import { perNodeMetric } from './per-node-metric.js';
 export interface MeteredService<S> {
   readonly nodeName: string;
   stats(): S;
+  /** Peers' messages dropped as forgeries, by kind. */
+  forgeries(): Record<string, number>;
 }
 
 interface GlobalCounts {
@@ -51,6 +54,23 @@ export class ClusterMetrics {
       collect() {
         this.reset();
         for (const service of topics) for (const [kind, count] of Object.entries(service.stats())) this.inc({ node: service.nodeName, kind }, count);
+      },
+    });
+    const services: [string, Set<MeteredService<unknown>>][] = [
+      ['global', this.globals as Set<MeteredService<unknown>>],
+      ['pg', this.groups as Set<MeteredService<unknown>>],
+      ['topics', this.topics as Set<MeteredService<unknown>>],
+    ];
+    new Counter({
+      name: `${prefix}cluster_forged_messages_total`,
+      help: "Peers' cluster service messages dropped for speaking for another node or its actors, by service and kind.",
+      labelNames: ['node', 'service', 'kind'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [service, set] of services) {
+          for (const metered of set) for (const [kind, count] of Object.entries(metered.forgeries())) this.inc({ node: metered.nodeName, service, kind }, count);
+        }
       },
     });
   }

@@ -8,7 +8,8 @@
  * Bounded: the local publish checks channel and payload against the broker's caps before anything
  * travels; each link's send queue is bounded (`sendQueueBytes`, its `fullPolicy` applies: at most
  * once, as topics are); each subscriber's queue is bounded by its broker. Messages from a peer are
- * checked again by the receiving broker, and dropped (counted) if they break its caps.
+ * checked again by the receiving broker, and dropped (counted) if they break its caps. A message
+ * that names another node than its link's as its sender is dropped and counted (peer-service.ts).
  */
 import type { Broker, PublishOptions } from '../bus/topics/broker.js';
 import { encodeJson } from '../bus/topics/message.js';
@@ -44,7 +45,7 @@ export class ClusterTopics {
   constructor(node: Node, broker: Broker, options: { readonly registry?: Registry } = {}) {
     this.#node = node;
     this.#broker = broker;
-    this.#service = new PeerService(node, TOPICS_NAME, {
+    this.#service = new PeerService(node, { name: TOPICS_NAME, label: 'topics', kinds: ['pub'] }, {
       snapshot: () => null,
       merge: () => {},
       message: (kind, from, body) => {
@@ -85,6 +86,11 @@ export class ClusterTopics {
 
   stats(): ClusterTopicStats {
     return { ...this.#counts };
+  }
+
+  /** Peers' messages dropped for naming another node as their sender, by kind. */
+  forgeries(): Record<string, number> {
+    return this.#service.forgeries();
   }
 
   stop(): void {

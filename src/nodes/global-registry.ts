@@ -12,6 +12,9 @@
  * ms) wins; on a tie the smaller node name, then the smaller actor id. The loser's node drops it
  * and sends the losing actor `{ type: 'global_name_conflict', name, winner }`; the actor itself
  * keeps running (it decides whether to exit).
+ *
+ * A peer speaks only for its own actors: messages are attributed to their link (peer-service.ts),
+ * and a peer adds, removes and reserves only names of its own node's actors.
  */
 import { Ref } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
@@ -100,9 +103,10 @@ export class GlobalRegistry {
     this.#maxNames = bounded('maxNames', options.maxNames, 100_000, 1, 10_000_000);
     this.#lockMs = bounded('lockTimeoutMs', options.lockTimeoutMs, 5_000, 100, 60_000);
     this.#attempts = bounded('attempts', options.attempts, 5, 1, 50);
-    this.#service = new PeerService(node, GLOBAL_NAME, {
+    const kinds = ['add', 'remove', 'release', 'unregister', 'reserve'];
+    this.#service = new PeerService(node, { name: GLOBAL_NAME, label: 'global', kinds }, {
       snapshot: () => this.#ownEntries(),
-      merge: (from, state) => this.#merge(from, state),
+      merge: (from, state, kind) => this.#merge(from, state, kind),
       message: (kind, from, body) => this.#message(kind, from, body),
       nodedown: (peer) => this.#nodedown(peer),
       call: (kind, from, body) => (kind === 'reserve' ? this.#reserve(from, body) : null),
@@ -200,6 +204,11 @@ export class GlobalRegistry {
     return { names: this.#table.size, conflicts: this.#conflicts, lost: this.#lost };
   }
 
+  /** Peers' messages dropped for speaking for another node or its actors, by kind. */
+  forgeries(): Record<string, number> {
+    return this.#service.forgeries();
+  }
+
   /** Stops the service here (its names stay until their node goes down or they exit). */
   stop(): void {
     for (const unwatch of this.#watches.values()) unwatch();
@@ -220,7 +229,11 @@ export class GlobalRegistry {
 
   #reserve(from: string, body: readonly unknown[]): unknown {
     const [name, ref] = body;
-    if (typeof name !== 'string' || !(ref instanceof Ref) || ref.node !== from) return ['taken', undefined];
+    if (typeof name !== 'string' || !(ref instanceof Ref)) return ['taken', undefined];
+    if (ref.node !== from) {
+      this.#service.forged('reserve', from, 'reserves for an actor of another node');
+      return ['taken', undefined];
+    }
     const entry = this.#table.get(name);
     if (entry !== undefined && !sameRef(entry.ref, ref)) return ['taken', entry.ref.node];
     const lock = this.#locks.get(name);
@@ -266,22 +279,27 @@ export class GlobalRegistry {
   }
 
   /** A peer's own names (hello/sync): what it no longer holds goes; the rest is offered against ours. */
-  #merge(from: string, state: unknown): void {
+  #merge(from: string, state: unknown, kind: string): void {
     if (!Array.isArray(state)) return;
     const offered = new Set<string>();
+    let forged = false;
     for (const item of state) {
       const entry = this.#entryFrom(from, item);
-      if (entry === undefined) continue;
+      if (entry === 'forged') forged = true;
+      if (typeof entry !== 'object') continue;
       offered.add(entry.name);
       this.#offer(entry);
     }
+    if (forged) this.#service.forged(kind, from, 'lists actors of another node');
     for (const [name, entry] of this.#table) if (entry.ref.node === from && !offered.has(name)) this.#table.delete(name);
   }
 
-  #entryFrom(from: string, item: unknown): GlobalEntry | undefined {
+  /** A peer's entry, checked: its own actor ('forged' if another node's, which the caller counts). */
+  #entryFrom(from: string, item: unknown): GlobalEntry | 'forged' | undefined {
     if (!Array.isArray(item)) return undefined;
     const [name, ref, at] = item as unknown[];
-    if (typeof name !== 'string' || !(ref instanceof Ref) || ref.node !== from || typeof at !== 'number') return undefined;
+    if (typeof name !== 'string' || !(ref instanceof Ref) || typeof at !== 'number') return undefined;
+    if (ref.node !== from) return 'forged';
     return { name, ref, at };
   }
 
@@ -314,14 +332,17 @@ export class GlobalRegistry {
   #message(kind: string, from: string, body: readonly unknown[]): void {
     if (kind === 'add') {
       const entry = this.#entryFrom(from, body[0]);
-      if (entry !== undefined) this.#offer(entry);
-    } else if (kind === 'remove') {
+      if (entry === 'forged') this.#service.forged(kind, from, 'adds an actor of another node');
+      else if (typeof entry === 'object') this.#offer(entry);
+    } else if (kind === 'remove' || kind === 'release') {
       const [name, ref] = body;
-      if (typeof name === 'string' && ref instanceof Ref && ref.node === from && sameRef(this.#table.get(name)?.ref, ref)) this.#table.delete(name);
-    } else if (kind === 'release') {
-      const [name, ref] = body;
-      if (typeof name === 'string' && sameRef(this.#locks.get(name)?.ref, ref)) this.#locks.delete(name);
+      if (typeof name !== 'string' || !(ref instanceof Ref)) return;
+      // Only the owner's node removes its names and releases its reservations.
+      if (ref.node !== from) this.#service.forged(kind, from, `${kind}s an actor of another node`);
+      else if (kind === 'remove' && sameRef(this.#table.get(name)?.ref, ref)) this.#table.delete(name);
+      else if (kind === 'release' && sameRef(this.#locks.get(name)?.ref, ref)) this.#locks.delete(name);
     } else if (kind === 'unregister') {
+      // Any node may ask: the owner (this node) frees its own name and announces it.
       const [name, ref] = body;
       const entry = typeof name === 'string' ? this.#table.get(name) : undefined;
       if (entry !== undefined && sameRef(entry.ref, ref) && entry.ref.node === this.#node.name) this.#drop(entry.name, entry, true);

@@ -4,7 +4,9 @@
  * membership when a link comes up), so `members(group)` is a local read of the cluster-wide view.
  * Members leave when they exit, and all members of a node leave everywhere when it goes down.
  * Subscribers see every change, local or remote, as `{ type: 'pg_join' | 'pg_leave', group, refs }`.
- * An actor is in a group at most once (joining twice is a no-op).
+ * An actor is in a group at most once (joining twice is a no-op). A peer speaks only for its own
+ * actors: messages are attributed to their link (peer-service.ts), and refs of other nodes in them
+ * are dropped and counted as forgeries.
  */
 import { Ref } from '../actors/ref.js';
 import { boundedOption as bounded, checkClusterName, ClusterLimitReached, InvalidClusterArgument } from './cluster-errors.js';
@@ -55,9 +57,9 @@ export class ProcessGroups {
     this.#node = node;
     this.#maxGroups = bounded('maxGroups', options.maxGroups, 10_000, 1, 1_000_000);
     this.#maxMembers = bounded('maxMembers', options.maxMembers, 100_000, 1, 10_000_000);
-    this.#service = new PeerService(node, GROUPS_NAME, {
+    this.#service = new PeerService(node, { name: GROUPS_NAME, label: 'pg', kinds: ['join', 'leave'] }, {
       snapshot: () => this.#ownMembership(),
-      merge: (from, state) => this.#merge(from, state),
+      merge: (from, state, kind) => this.#merge(from, state, kind),
       message: (kind, from, body) => this.#message(kind, from, body),
       nodedown: (peer) => this.#removeNode(peer),
     });
@@ -73,6 +75,11 @@ export class ProcessGroups {
     let members = 0;
     for (const group of this.#groups.values()) members += group.size;
     return { groups: this.#groups.size, members };
+  }
+
+  /** Peers' messages dropped for speaking for another node or its actors, by kind. */
+  forgeries(): Record<string, number> {
+    return this.#service.forgeries();
   }
 
   // ---- the API ----------------------------------------------------------------------------
@@ -224,19 +231,23 @@ export class ProcessGroups {
     return own;
   }
 
-  /** A peer's refs, only its own actors (a peer speaks for its own node). */
-  #peerRefs(from: string, value: unknown): Ref[] {
+  /** A peer's refs, only its own actors (a peer speaks for its own node); `forged` is set when it named others. */
+  #peerRefs(from: string, value: unknown, forged: { found: boolean }): Ref[] {
     if (!Array.isArray(value)) return [];
-    return value.filter((ref): ref is Ref => ref instanceof Ref && ref.node === from);
+    const refs = value.filter((ref): ref is Ref => ref instanceof Ref);
+    const own = refs.filter((ref) => ref.node === from);
+    if (own.length !== refs.length) forged.found = true;
+    return own;
   }
 
   /** A peer's whole membership (hello/sync): its members not in it leave, the others join. */
-  #merge(from: string, state: unknown): void {
+  #merge(from: string, state: unknown, kind: string): void {
     if (!Array.isArray(state)) return;
     const seen = new Set<string>();
+    const forged = { found: false };
     for (const item of state) {
-      if (!Array.isArray(item) || typeof item[0] !== 'string' || item[0].length > 256) continue;
-      const refs = this.#peerRefs(from, item[1]);
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || item[0].length === 0 || item[0].length > 256) continue;
+      const refs = this.#peerRefs(from, item[1], forged);
       for (const ref of refs) seen.add(`${item[0]}\u0000${keyOf(ref)}`);
       this.#add(item[0], refs, false);
     }
@@ -244,13 +255,17 @@ export class ProcessGroups {
       const gone = [...members.values()].filter((ref) => ref.node === from && !seen.has(`${group}\u0000${keyOf(ref)}`));
       if (gone.length > 0) this.#remove(group, gone);
     }
+    if (forged.found) this.#service.forged(kind, from, 'lists actors of another node');
   }
 
   #message(kind: string, from: string, body: readonly unknown[]): void {
     const [group, refs] = body;
-    if (typeof group !== 'string' || group.length === 0 || group.length > 256) return;
-    if (kind === 'join') this.#add(group, this.#peerRefs(from, refs), false);
-    else if (kind === 'leave') this.#remove(group, this.#peerRefs(from, refs));
+    if ((kind !== 'join' && kind !== 'leave') || typeof group !== 'string' || group.length === 0 || group.length > 256) return;
+    const forged = { found: false };
+    const own = this.#peerRefs(from, refs, forged);
+    if (forged.found) this.#service.forged(kind, from, `${kind}s actors of another node`);
+    if (kind === 'join') this.#add(group, own, false);
+    else this.#remove(group, own);
   }
 
   #removeNode(peer: string): void {

@@ -20,6 +20,7 @@ import { HEADER_BYTES, peekFrameKind } from '../actors/placement/wire.js';
 import { NodeFrameTooLarge, NodeLinkFull, MalformedNodeFrame } from './errors.js';
 import type { PeerInfo } from './handshake.js';
 import type { FullPolicy } from './options.js';
+import type { PeerAttribution } from './peer-attribution.js';
 import { PeerRouter } from './peer-router.js';
 
 /** Why a link went down, as `nodedown` reports it. */
@@ -62,6 +63,7 @@ export class NodeLink {
     readonly settings: LinkSettings,
     readonly events: LinkEvents,
     refs: RefTable,
+    attribution: PeerAttribution,
   ) {
     // Both sides use the smaller queue, so each side's receive check matches the other's send budget.
     this.queueBytes = Math.min(settings.sendQueueBytes, info.sendQueueBytes);
@@ -82,7 +84,7 @@ export class NodeLink {
     this.router = new PeerRouter(system, peer, info.creation, Math.min(settings.maxFrameBytes, info.maxFrameBytes), {
       transmit: (bytes, mode) => this.#transmit(bytes, mode),
       dropped: (error) => this.events.dropped(this, error),
-    }, refs);
+    }, refs, attribution);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.frames.receive(chunk));
     socket.on('error', () => this.close('closed'));

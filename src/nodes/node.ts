@@ -22,6 +22,7 @@ import { parseNodeName } from './names.js';
 import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
 import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
+import { PeerAttribution } from './peer-attribution.js';
 import { AutoConnect } from './auto-connect.js';
 import type { PeerRouter } from './peer-router.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
@@ -73,6 +74,8 @@ export class Node {
   readonly #auto: AutoConnect;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
+  /** @internal The cluster services: what peers send them arrives attributed to the link (peer-attribution.ts). */
+  readonly attribution: PeerAttribution;
   /** Id of the net kernel, told to peers in the handshake. */
   #pendingHandshakes = 0;
   #stopped = false;
@@ -98,6 +101,7 @@ export class Node {
       detectionMs: options.detectionMs,
       fullPolicy: options.fullPolicy,
     };
+    this.attribution = new PeerAttribution(system);
     this.#unreachable = new Unreachable(system, () => void this.stop());
     this.#auto = new AutoConnect(system, this.#unreachable, {
       enabled: options.autoConnect,
@@ -391,7 +395,7 @@ export class Node {
     const link = new NodeLink(socket, peer, result.info, this.system, this.#settings, {
       dropped: (from, error) => this.#dropped(from, error),
       down: (from, reason) => this.#down(from, reason),
-    }, this.#refs);
+    }, this.#refs, this.attribution);
     this.#links.set(peer, link);
     this.system.setNodeRoute(peer, link.router);
     // Traffic held while connecting goes first, before anything routed anew can pass it.

@@ -4,7 +4,8 @@
  * Between nodes a peer speaks for every actor of its node, whatever the creation, and frames may be
  * addressed to any actor of this node (placed actors too: the system routes on). Names, spawning
  * and host lifetime are not carried between nodes: such frames are dropped, except a send by name
- * (`{name, node}`), which is delivered here.
+ * (`{name, node}`), which is delivered here. A send, send by name or call to an attributed actor
+ * (a cluster service) is delivered wrapped in FromPeer with this link's node (peer-attribution.ts).
  */
 import type { MoloError } from '../actors/errors.js';
 import { RouterCore } from '../actors/placement/router-core.js';
@@ -14,6 +15,7 @@ import type { SendMode } from '../actors/placement/frame-link.js';
 import { FrameKind, type ControlFrame, type Frame } from '../actors/placement/frames.js';
 import type { Ref } from '../actors/ref.js';
 import { MalformedNodeFrame, NodeDown, UnknownRemoteActor } from './errors.js';
+import { FromPeer, type PeerAttribution } from './peer-attribution.js';
 
 /** What the router needs of its link. */
 export interface PeerChannel {
@@ -36,6 +38,7 @@ export class PeerRouter extends RouterCore {
     limitBytes: number,
     readonly channel: PeerChannel,
     refs: RefTable,
+    readonly attribution: PeerAttribution,
   ) {
     super(system, limitBytes, refs);
   }
@@ -75,6 +78,10 @@ export class PeerRouter extends RouterCore {
         this.channel.dropped(new UnknownRemoteActor(this.peer, String(to)));
         return;
       }
+      if (this.attribution.covers(to)) frame = [FrameKind.Send, to, new FromPeer(this.peer, frame[2])];
+    } else if (frame[0] === FrameKind.Call && this.attribution.covers(frame[3])) {
+      const [kind, origin, id, to, request, timeoutMs] = frame;
+      frame = [kind, origin, id, to, new FromPeer(this.peer, request), timeoutMs];
     }
     super.dispatch(frame, from);
   }
@@ -109,7 +116,9 @@ export class PeerRouter extends RouterCore {
   protected control(frame: ControlFrame): void {
     if (frame[0] !== FrameKind.SendName) throw new TypeError('not carried between nodes');
     try {
-      this.system.send(frame[1], frame[2]);
+      const ref = this.system.whereis(frame[1]);
+      if (ref !== undefined && this.attribution.covers(ref)) this.system.send(ref, new FromPeer(this.peer, frame[2]));
+      else this.system.send(frame[1], frame[2]);
     } catch {
       // An unknown name: dropped, as a send to a dead ref.
       this.stats.messagesDropped++;

@@ -3,12 +3,19 @@
  * one actor per node, registered under the service's name, that peers address by name over their
  * link. When a link comes up (or the service starts while links are up) each side sends `hello`
  * with its state, answered by `sync` with the other's: a service that started after the link came
- * up still exchanges state, since its own start says hello. Every message names the node it is
- * from, and a peer speaks only for its own actors (services check that).
+ * up still exchanges state, since its own start says hello.
+ *
+ * A message is attributed to the link it arrived on, never to the node it names: the actor is
+ * attributed (peer-attribution.ts), so the link's router hands it every peer message wrapped with
+ * the link's node. Messages still carry their sender's name (`[kind, fromNode, ...body]`); one whose
+ * name is not its link's node is a forgery: dropped, counted by kind, logged once per kind. Anything
+ * that did not come over a link is ignored. Services check that a peer speaks only for its own
+ * actors, and report what does not through {@link PeerService.forged}.
  */
 import { CallRequest } from '../actors/messages.js';
 import type { DownReason } from './link.js';
 import type { Node } from './node.js';
+import { FromPeer } from './peer-attribution.js';
 
 /** What a service's actor receives from peers: `[kind, fromNode, ...body]`. */
 export type PeerMessage = readonly [string, string, ...unknown[]];
@@ -16,8 +23,8 @@ export type PeerMessage = readonly [string, string, ...unknown[]];
 export interface PeerServiceHandlers {
   /** This node's part of the state, sent to a peer in `hello` and `sync`. */
   snapshot(): unknown;
-  /** A peer's state, from its hello or sync. */
-  merge(from: string, state: unknown): void;
+  /** A peer's state, from its hello or sync; `kind` is which. */
+  merge(from: string, state: unknown, kind: 'hello' | 'sync'): void;
   /** Any other message from a peer. */
   message(kind: string, from: string, body: readonly unknown[]): void;
   nodedown(peer: string, reason: DownReason): void;
@@ -25,37 +32,36 @@ export interface PeerServiceHandlers {
   call?(kind: string, from: string, body: readonly unknown[]): unknown;
 }
 
+export interface PeerServiceSpec {
+  /** The name the service's actor is registered under (the same on every node). */
+  readonly name: string;
+  /** Short label of the service in logs and metrics (`global`, `pg`, `topics`). */
+  readonly label: string;
+  /** The message kinds the service speaks: forgeries are counted under these, any other as `other`. */
+  readonly kinds: readonly string[];
+}
+
 export class PeerService {
   readonly #node: Node;
-  readonly #name: string;
+  readonly #spec: PeerServiceSpec;
+  readonly #kinds: ReadonlySet<string>;
+  readonly #forged = new Map<string, number>();
   readonly #off: (() => void)[] = [];
   #stopped = false;
 
-  constructor(node: Node, name: string, handlers: PeerServiceHandlers) {
+  constructor(node: Node, spec: PeerServiceSpec, handlers: PeerServiceHandlers) {
     this.#node = node;
-    this.#name = name;
-    const system = node.system;
-    system.spawn(
+    this.#spec = spec;
+    this.#kinds = new Set(['hello', 'sync', ...spec.kinds]);
+    const ref = node.system.spawn(
       (raw: unknown) => {
-        if (raw instanceof CallRequest) {
-          const request = raw.request as unknown[];
-          const valid = !this.#stopped && Array.isArray(request) && typeof request[0] === 'string' && typeof request[1] === 'string';
-          raw.reply(valid && handlers.call !== undefined ? handlers.call(request[0] as string, request[1] as string, request.slice(2)) : null);
-          return;
-        }
-        if (this.#stopped || !Array.isArray(raw) || typeof raw[0] !== 'string' || typeof raw[1] !== 'string') return;
-        const [kind, from, ...body] = raw as unknown as PeerMessage;
-        if (!node.isConnected(from)) return;
-        if (kind === 'hello' || kind === 'sync') {
-          handlers.merge(from, body[0]);
-          if (kind === 'hello') this.sendTo(from, 'sync', handlers.snapshot());
-        } else {
-          handlers.message(kind, from, body);
-        }
+        if (raw instanceof CallRequest) raw.reply(this.#call(raw.request, handlers) ?? null);
+        else if (raw instanceof FromPeer) this.#receive(raw.peer, raw.message, handlers);
       },
-      { name },
+      { name: spec.name },
     );
     this.#off.push(
+      node.attribution.add(ref),
       node.on('nodeup', (peer) => this.sendTo(peer, 'hello', handlers.snapshot())),
       node.on('nodedown', (peer, reason) => handlers.nodedown(peer, reason)),
     );
@@ -66,24 +72,79 @@ export class PeerService {
     return this.#node;
   }
 
+  get label(): string {
+    return this.#spec.label;
+  }
+
   sendTo(peer: string, kind: string, ...body: unknown[]): void {
-    if (!this.#stopped) this.#node.sendNamed(this.#name, peer, [kind, this.#node.name, ...body]);
+    if (!this.#stopped) this.#node.sendNamed(this.#spec.name, peer, [kind, this.#node.name, ...body]);
   }
 
   /** Calls this service on `peer` (NodeDown if not connected). */
   call(peer: string, kind: string, body: readonly unknown[], timeoutMs: number): Promise<unknown> {
-    return this.#node.callNamed(this.#name, peer, [kind, this.#node.name, ...body], timeoutMs);
+    return this.#node.callNamed(this.#spec.name, peer, [kind, this.#node.name, ...body], timeoutMs);
   }
 
   broadcast(kind: string, ...body: unknown[]): void {
     for (const peer of this.#node.nodes()) this.sendTo(peer, kind, ...body);
   }
 
+  /**
+   * A message from `peer` that speaks for what is not its own (another node's name in it, another
+   * node's actors): counted by kind; the first of each kind is logged at warn.
+   */
+  forged(kind: string, peer: string, detail: string): void {
+    const label = this.#kinds.has(kind) ? kind : 'other';
+    const count = (this.#forged.get(label) ?? 0) + 1;
+    this.#forged.set(label, count);
+    if (count === 1) {
+      this.#node.logger.warn({ node: this.#node.name, service: this.#spec.label, peer, kind: label, detail }, 'nodes.cluster_forged');
+    }
+  }
+
+  /** Forged messages dropped, by kind. */
+  forgeries(): Record<string, number> {
+    return Object.fromEntries(this.#forged);
+  }
+
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const off of this.#off) off();
-    const ref = this.#node.system.whereis(this.#name);
+    const ref = this.#node.system.whereis(this.#spec.name);
     if (ref !== undefined && !this.#node.system.stopped) this.#node.system.exit(ref, 'shutdown');
+  }
+
+  /** The message's kind and body when it is well-formed and names its own link's node; undefined otherwise (a forgery counted). */
+  #open(peer: string, message: unknown): [kind: string, body: unknown[]] | undefined {
+    if (this.#stopped || !Array.isArray(message) || typeof message[0] !== 'string') return undefined;
+    const [kind, claimed, ...body] = message as unknown[];
+    if (claimed !== peer) {
+      this.forged(kind as string, peer, `names ${typeof claimed === 'string' ? claimed.slice(0, 300) : typeof claimed} as its sender`);
+      return undefined;
+    }
+    return [kind as string, body];
+  }
+
+  #receive(peer: string, message: unknown, handlers: PeerServiceHandlers): void {
+    // A message that overtook its link's nodedown (or arrived after it): the peer's state is gone here.
+    if (!this.#node.isConnected(peer)) return;
+    const opened = this.#open(peer, message);
+    if (opened === undefined) return;
+    const [kind, body] = opened;
+    if (kind === 'hello' || kind === 'sync') {
+      handlers.merge(peer, body[0], kind);
+      if (kind === 'hello') this.sendTo(peer, 'sync', handlers.snapshot());
+    } else {
+      handlers.message(kind, peer, body);
+    }
+  }
+
+  #call(request: unknown, handlers: PeerServiceHandlers): unknown {
+    // Only peers call a service; a local call (not attributed) has no sender to speak for.
+    if (!(request instanceof FromPeer)) return null;
+    const opened = this.#open(request.peer, request.message);
+    if (opened === undefined || handlers.call === undefined) return null;
+    return handlers.call(opened[0], request.peer, opened[1]);
   }
 }
