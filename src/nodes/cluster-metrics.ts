@@ -1,7 +1,7 @@
 /**
  * Metrics of the cluster services, read from their stats at scrape time (nothing per message):
  * `molo_global_names{node}`, `molo_global_conflicts_total{node}`, `molo_global_lost_total{node}`,
- * `molo_pg_groups{node}`, `molo_pg_members{node}`,
+ * `molo_global_refused_total{node}`, `molo_pg_groups{node}`, `molo_pg_members{node}`,
  * `molo_cluster_topic_messages_total{node,kind}`, `molo_cluster_forged_messages_total{node,service,kind}`.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -19,6 +19,7 @@ interface GlobalCounts {
   readonly names: number;
   readonly conflicts: number;
   readonly lost: number;
+  readonly refused: number;
 }
 interface GroupCounts {
   readonly groups: number;
@@ -43,6 +44,7 @@ export class ClusterMetrics {
     each(this.globals, Gauge, 'global_names', 'Global names known on this node (all nodes\' holders).', (stats) => stats.names);
     each(this.globals, Counter, 'global_conflicts_total', 'Global name conflicts resolved by the rule on this node.', (stats) => stats.conflicts);
     each(this.globals, Counter, 'global_lost_total', 'Local actors that lost a global name to a conflict (and were told).', (stats) => stats.lost);
+    each(this.globals, Counter, 'global_refused_total', "Peers' global entries refused for their registration time.", (stats) => stats.refused);
     each(this.groups, Gauge, 'pg_groups', 'Process groups with at least one member (cluster-wide view).', (stats) => stats.groups);
     each(this.groups, Gauge, 'pg_members', 'Memberships in all groups (cluster-wide view).', (stats) => stats.members);
     const topics = this.topics;

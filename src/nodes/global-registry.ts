@@ -9,15 +9,17 @@
  * Two nodes that could not see each other (a partition) may both give out a name. When their
  * tables meet again (the `hello`/`sync` exchange on nodeup, or a late `add`), every node applies
  * the same rule, so all converge: the registration made earlier (`at`, the owner's wall clock in
- * ms) wins; on a tie the smaller node name, then the smaller actor id. The loser's node drops it
- * and sends the losing actor `{ type: 'global_name_conflict', name, winner }`; the actor itself
- * keeps running (it decides whether to exit).
+ * ms) wins; on a tie the smaller node name, then the smaller actor id and creation. The loser's
+ * node drops it and sends the losing actor `{ type: 'global_name_conflict', name, winner }`; the
+ * actor itself keeps running (it decides whether to exit).
  *
- * A peer speaks only for its own actors: messages are attributed to their link (peer-service.ts),
- * and a peer adds, removes and reserves only names of its own node's actors.
+ * A peer speaks only for its own actors (messages are attributed to their link, peer-service.ts),
+ * and an `at` from the wire is checked before the rule reads it: a finite number, not negative, and
+ * not past this node's clock by more than `maxClockDriftMs`. An entry with any other time is
+ * refused (counted), so a peer cannot take a name with `-1`, nor stall agreement with NaN.
  */
 import { Ref } from '../actors/ref.js';
-import { boundedOption as bounded, checkClusterName, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
+import { boundedOption as bounded, checkClusterName, MAX_CLUSTER_NAME_LENGTH, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
 import type { Registry } from 'prom-client';
 import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
@@ -39,6 +41,11 @@ export interface GlobalOptions {
   readonly lockTimeoutMs?: number;
   /** Attempts when another node holds a lock on the name (a concurrent register); default 5 (1..50). */
   readonly attempts?: number;
+  /**
+   * How far past this node's clock a peer's registration time may be (its clock ahead of ours);
+   * later times are refused. Default 60,000 ms (1,000..86,400,000).
+   */
+  readonly maxClockDriftMs?: number;
   /** `molo_global_*` metrics (docs/telemetry.md). */
   readonly registry?: Registry;
 }
@@ -56,6 +63,8 @@ export interface GlobalStats {
   readonly conflicts: number;
   /** Local actors that lost a name to a conflict and were told. */
   readonly lost: number;
+  /** Peers' entries refused for their registration time (not finite, negative, or too far ahead). */
+  readonly refused: number;
 }
 
 type WireEntry = readonly [string, Ref, number];
@@ -66,11 +75,21 @@ interface Lock {
   readonly until: number;
 }
 
-/** The earlier registration wins; then the smaller node name; then the smaller actor id. */
+/**
+ * The earlier registration wins; then the smaller node name; then the smaller actor id, then
+ * creation: a total order on what every node sees alike, so all pick the same winner whatever the
+ * order entries arrive in. Times are checked before they get here (finite, see validTime).
+ */
 export function globalWinner(a: GlobalEntry, b: GlobalEntry): GlobalEntry {
   if (a.at !== b.at) return a.at < b.at ? a : b;
   if (a.ref.node !== b.ref.node) return a.ref.node < b.ref.node ? a : b;
-  return a.ref.id <= b.ref.id ? a : b;
+  if (a.ref.id !== b.ref.id) return a.ref.id < b.ref.id ? a : b;
+  return a.ref.creation <= b.ref.creation ? a : b;
+}
+
+/** A registration time a peer may announce: finite, not negative, at most `driftMs` past `wallNow`. */
+export function validTime(at: unknown, wallNow: number, driftMs: number): at is number {
+  return typeof at === 'number' && Number.isFinite(at) && at >= 0 && at <= wallNow + driftMs;
 }
 
 /** Refs compared by value: one that came back over a link may be another object. */
@@ -95,14 +114,17 @@ export class GlobalRegistry {
   readonly #maxNames: number;
   readonly #lockMs: number;
   readonly #attempts: number;
+  readonly #driftMs: number;
   #conflicts = 0;
   #lost = 0;
+  #refused = 0;
 
   constructor(node: Node, options: GlobalOptions) {
     this.#node = node;
     this.#maxNames = bounded('maxNames', options.maxNames, 100_000, 1, 10_000_000);
     this.#lockMs = bounded('lockTimeoutMs', options.lockTimeoutMs, 5_000, 100, 60_000);
     this.#attempts = bounded('attempts', options.attempts, 5, 1, 50);
+    this.#driftMs = bounded('maxClockDriftMs', options.maxClockDriftMs, 60_000, 1_000, 86_400_000);
     const kinds = ['add', 'remove', 'release', 'unregister', 'reserve'];
     this.#service = new PeerService(node, { name: GLOBAL_NAME, label: 'global', kinds }, {
       snapshot: () => this.#ownEntries(),
@@ -137,7 +159,7 @@ export class GlobalRegistry {
       const holder = this.#holder(name, ref);
       if (holder !== undefined) throw new GlobalNameTaken(name, holder);
       if (this.#table.size >= this.#maxNames) throw new ClusterLimitReached('maxNames', this.#maxNames);
-      const lock: Lock = { node: this.#node.name, ref, until: Date.now() + this.#lockMs };
+      const lock: Lock = { node: this.#node.name, ref, until: this.#now() + this.#lockMs };
       this.#locks.set(name, lock);
       const asked = performance.now();
       const peers = this.#node.nodes();
@@ -147,7 +169,7 @@ export class GlobalRegistry {
       if (this.#locks.get(name) === lock) this.#locks.delete(name);
       const refusal = answers.find((answer) => !Array.isArray(answer) || answer[0] !== 'ok') as [string, string] | undefined;
       if (refusal === undefined && this.#holder(name, ref) === undefined && this.#node.system.isAlive(ref)) {
-        this.#commit({ name, ref, at: Date.now() });
+        this.#commit({ name, ref, at: this.#node.system.clock.wallNow() });
         return;
       }
       this.#service.broadcast('release', name, ref);
@@ -201,7 +223,7 @@ export class GlobalRegistry {
   }
 
   stats(): GlobalStats {
-    return { names: this.#table.size, conflicts: this.#conflicts, lost: this.#lost };
+    return { names: this.#table.size, conflicts: this.#conflicts, lost: this.#lost, refused: this.#refused };
   }
 
   /** Peers' messages dropped for speaking for another node or its actors, by kind. */
@@ -223,7 +245,7 @@ export class GlobalRegistry {
     const entry = this.#table.get(name);
     if (entry !== undefined && !sameRef(entry.ref, ref)) return entry.ref.node;
     const lock = this.#locks.get(name);
-    if (lock !== undefined && lock.until > Date.now() && !sameRef(lock.ref, ref)) return lock.node;
+    if (lock !== undefined && lock.until > this.#now() && !sameRef(lock.ref, ref)) return lock.node;
     return undefined;
   }
 
@@ -237,14 +259,14 @@ export class GlobalRegistry {
     const entry = this.#table.get(name);
     if (entry !== undefined && !sameRef(entry.ref, ref)) return ['taken', entry.ref.node];
     const lock = this.#locks.get(name);
-    if (lock !== undefined && lock.until > Date.now() && !sameRef(lock.ref, ref)) return ['locked', lock.node];
+    if (lock !== undefined && lock.until > this.#now() && !sameRef(lock.ref, ref)) return ['locked', lock.node];
     if (this.#locks.size >= this.#maxNames) {
       // Reservations a peer never committed nor released end by time; past the cap, drop the expired ones first.
-      const now = Date.now();
+      const now = this.#now();
       for (const [held, entry] of this.#locks) if (entry.until <= now) this.#locks.delete(held);
       if (this.#locks.size >= this.#maxNames) return ['locked', this.#node.name];
     }
-    this.#locks.set(name, { node: from, ref, until: Date.now() + this.#lockMs });
+    this.#locks.set(name, { node: from, ref, until: this.#now() + this.#lockMs });
     return ['ok'];
   }
 
@@ -278,6 +300,11 @@ export class GlobalRegistry {
     return own;
   }
 
+  /** Monotonic ms, for locks: the system's injected clock. */
+  #now(): number {
+    return this.#node.system.clock.now();
+  }
+
   /** A peer's own names (hello/sync): what it no longer holds goes; the rest is offered against ours. */
   #merge(from: string, state: unknown, kind: string): void {
     if (!Array.isArray(state)) return;
@@ -294,12 +321,19 @@ export class GlobalRegistry {
     for (const [name, entry] of this.#table) if (entry.ref.node === from && !offered.has(name)) this.#table.delete(name);
   }
 
-  /** A peer's entry, checked: its own actor ('forged' if another node's, which the caller counts). */
-  #entryFrom(from: string, item: unknown): GlobalEntry | 'forged' | undefined {
+  /** A peer's entry, checked: its own actor, a valid time; 'forged' (another node's actor) and 'refused' (a bad time) are counted by the caller and here. */
+  #entryFrom(from: string, item: unknown): GlobalEntry | 'forged' | 'refused' | undefined {
     if (!Array.isArray(item)) return undefined;
     const [name, ref, at] = item as unknown[];
-    if (typeof name !== 'string' || !(ref instanceof Ref) || typeof at !== 'number') return undefined;
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_CLUSTER_NAME_LENGTH || !(ref instanceof Ref)) return undefined;
     if (ref.node !== from) return 'forged';
+    if (!validTime(at, this.#node.system.clock.wallNow(), this.#driftMs)) {
+      this.#refused++;
+      if (this.#refused === 1) {
+        this.#node.logger.warn({ node: this.#node.name, peer: from, name, at: String(at), maxClockDriftMs: this.#driftMs }, 'nodes.global_time_refused');
+      }
+      return 'refused';
+    }
     return { name, ref, at };
   }
 
