@@ -14,6 +14,7 @@
 import type { Broker, PublishOptions } from '../bus/topics/broker.js';
 import { encodeJson } from '../bus/topics/message.js';
 import type { Registry } from 'prom-client';
+import { checkServiceOptions } from './cluster-errors.js';
 import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
 import { PeerService } from './peer-service.js';
@@ -45,6 +46,7 @@ export class ClusterTopics {
   constructor(node: Node, broker: Broker, options: { readonly registry?: Registry } = {}) {
     this.#node = node;
     this.#broker = broker;
+    checkServiceOptions(options, ['registry']);
     this.#service = new PeerService(node, { name: TOPICS_NAME, label: 'topics', kinds: ['pub'] }, {
       snapshot: () => null,
       merge: () => {},

@@ -19,7 +19,7 @@
  * refused (counted), so a peer cannot take a name with `-1`, nor stall agreement with NaN.
  */
 import { Ref } from '../actors/ref.js';
-import { boundedOption as bounded, checkClusterName, MAX_CLUSTER_NAME_LENGTH, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
+import { boundedOption as bounded, checkClusterName, MAX_CLUSTER_NAME_LENGTH, checkServiceOptions, ClusterLimitReached, GlobalNameNotFound, GlobalNameTaken, InvalidClusterArgument } from './cluster-errors.js';
 import type { Registry } from 'prom-client';
 import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
@@ -66,6 +66,8 @@ export interface GlobalStats {
   /** Peers' entries refused for their registration time (not finite, negative, or too far ahead). */
   readonly refused: number;
 }
+
+const OPTION_KEYS = ['maxNames', 'lockTimeoutMs', 'attempts', 'maxClockDriftMs', 'registry'] as const;
 
 type WireEntry = readonly [string, Ref, number];
 
@@ -121,6 +123,7 @@ export class GlobalRegistry {
 
   constructor(node: Node, options: GlobalOptions) {
     this.#node = node;
+    checkServiceOptions(options, OPTION_KEYS);
     this.#maxNames = bounded('maxNames', options.maxNames, 100_000, 1, 10_000_000);
     this.#lockMs = bounded('lockTimeoutMs', options.lockTimeoutMs, 5_000, 100, 60_000);
     this.#attempts = bounded('attempts', options.attempts, 5, 1, 50);

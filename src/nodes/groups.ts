@@ -9,7 +9,7 @@
  * are dropped and counted as forgeries.
  */
 import { Ref } from '../actors/ref.js';
-import { boundedOption as bounded, checkClusterName, ClusterLimitReached, InvalidClusterArgument } from './cluster-errors.js';
+import { boundedOption as bounded, checkClusterName, checkServiceOptions, ClusterLimitReached, InvalidClusterArgument } from './cluster-errors.js';
 import type { Registry } from 'prom-client';
 import { clusterMetrics } from './cluster-metrics.js';
 import type { Node } from './node.js';
@@ -38,6 +38,8 @@ const keyOf = (ref: Ref): string => `${ref.node}/${ref.creation}/${ref.id}`;
 
 type Wire = readonly (readonly [string, readonly Ref[]])[];
 
+const OPTION_KEYS = ['maxGroups', 'maxMembers', 'registry'] as const;
+
 export function startGroups(node: Node, options: GroupsOptions = {}): ProcessGroups {
   return new ProcessGroups(node, options);
 }
@@ -55,6 +57,7 @@ export class ProcessGroups {
 
   constructor(node: Node, options: GroupsOptions) {
     this.#node = node;
+    checkServiceOptions(options, OPTION_KEYS);
     this.#maxGroups = bounded('maxGroups', options.maxGroups, 10_000, 1, 1_000_000);
     this.#maxMembers = bounded('maxMembers', options.maxMembers, 100_000, 1, 10_000_000);
     this.#service = new PeerService(node, { name: GROUPS_NAME, label: 'pg', kinds: ['join', 'leave'] }, {
