@@ -106,6 +106,26 @@ export async function removeConsumer(s: StoreSql, streamId: number, name: string
   );
 }
 
+/**
+ * A nak's or inProgress's new deadline. With an `attempt`, only while that attempt holds the
+ * delivery: another one there is StreamSettleStale (the row left alone); no row is StreamAckUnknown.
+ */
+export async function setDeadline(s: StoreSql, statements: DeliveryStatements, entry: ConsumerEntry, seq: number, attempt: number | undefined, deadline: number, ctx?: DataContext): Promise<void> {
+  const { rows } = await s.db.query(statements.setDeadline, [entry.consumerId, seq, deadline, attempt ?? null], ctx);
+  if (rows.length === 0) throw new StreamAckUnknown(entry.stream, entry.name, seq);
+  const current = toNumber(rows[0]!.deliveries);
+  if (attempt !== undefined && current !== attempt) throw new StreamSettleStale(entry.stream, entry.name, seq, attempt, current);
+}
+
+/** A term: deletes the delivery (fenced as setDeadline is) and answers its delivery count. */
+export async function termOne(s: StoreSql, statements: DeliveryStatements, entry: ConsumerEntry, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<number> {
+  const { rows } = await s.db.query(statements.settleOne, [entry.consumerId, seq, attempt ?? null], ctx);
+  if (rows.length > 0) return toNumber(rows[0]!.deliveries);
+  const held = attempt === undefined ? undefined : (await s.db.query(statements.attemptOf, [entry.consumerId, seq], ctx)).rows[0];
+  if (held !== undefined) throw new StreamSettleStale(entry.stream, entry.name, seq, attempt!, toNumber(held.deliveries));
+  throw new StreamAckUnknown(entry.stream, entry.name, seq);
+}
+
 /** A group of acks in a transaction of their own (one commit, one fsync on SQLite, for the whole group). */
 export async function writeAcks(s: StoreSql, statements: DeliveryStatements, items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
   return s.db.transaction((tx) => deleteAcked(tx, statements, items));

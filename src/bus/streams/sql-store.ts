@@ -13,9 +13,9 @@ import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveStreamConfig } from './config.js';
-import { deleteAcked, insertConsumer, readConsumer, removeConsumer, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
+import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
-import { StreamAckUnknown, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
+import { StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 import { encodeMessage, StoredDelivery, type Settler } from './message.js';
@@ -372,7 +372,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     checkSeq(seq);
     const delay = checkInteger('delayMs', delayMs, 0, 0, STREAM_LIMITS.maxNakDelayMs, 'streams.maxNakDelayMs');
     const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#setDeadline(entry, seq, attempt, this.#now() + delay, ctx);
+    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + delay, ctx).catch((error: unknown) => this.#refused(error));
     this.#count(stream).naked++;
     if (delay === 0) this.#life.wakeup.wake(entry.streamId);
   }
@@ -385,14 +385,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#setDeadline(entry, seq, attempt, this.#now() + entry.ackWaitMs, ctx);
-  }
-
-  async #setDeadline(entry: ConsumerEntry, seq: number, attempt: number | undefined, deadline: number, ctx?: DataContext): Promise<void> {
-    const { rows } = await this.#db.query(this.#delivery.setDeadline, [entry.consumerId, seq, deadline, attempt ?? null], ctx);
-    if (rows.length === 0) throw new StreamAckUnknown(entry.stream, entry.name, seq);
-    const current = toNumber(rows[0]!.deliveries);
-    if (attempt !== undefined && current !== attempt) this.#refused(new StreamSettleStale(entry.stream, entry.name, seq, attempt, current));
+    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + entry.ackWaitMs, ctx).catch((error: unknown) => this.#refused(error));
   }
 
   term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
@@ -403,15 +396,10 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
-    const { rows } = await this.#db.query(this.#delivery.settleOne, [entry.consumerId, seq, attempt ?? null], ctx);
-    if (rows.length === 0) {
-      const held = attempt === undefined ? undefined : (await this.#db.query(this.#delivery.attemptOf, [entry.consumerId, seq], ctx)).rows[0];
-      if (held !== undefined) this.#refused(new StreamSettleStale(stream, consumer, seq, attempt!, toNumber(held.deliveries)));
-      throw new StreamAckUnknown(stream, consumer, seq);
-    }
+    const deliveries = await termOne(this.#store, this.#delivery, entry, seq, attempt, ctx).catch((error: unknown) => this.#refused(error));
     this.#count(stream).terminatedTerm++;
     this.#settled(stream, consumer);
-    this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries: toNumber(rows[0]!.deliveries) });
+    this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries });
   }
 
   /** Rethrows a settle's failure; a stale one is counted (and logged) first. */
