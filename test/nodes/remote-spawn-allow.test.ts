@@ -78,6 +78,10 @@ describe('remoteSpawn allow-list', () => {
     const ok = await a.spawn(b.name, spec(`${base}ok.mjs`));
     expect(ok?.node).toBe(b.name);
     expect(await a.system.call(ok!, { reply: true })).toBeUndefined();
+    // In a thread too: the host imports the checked real path's URL.
+    const inThread = await a.spawn(b.name, spec(`${base}ok.mjs`), { placement: 'thread' });
+    expect(inThread?.node).toBe(b.name);
+    expect(inThread!.creation).not.toBe(ok!.creation);
     expect(existsSync(join(markers, 'dotdot'))).toBe(false);
   });
 
