@@ -46,7 +46,7 @@ export async function serveTasks(
       if (error instanceof AdminBodyTimeout) {
         listener.stats.bodyTimeouts++;
         // Whatever the sender still trickles in is not waited for: the socket goes once the answer is out.
-        response.once('finish', () => request.socket.destroy());
+        response.once('finish', () => request.socket.destroySoon());
       }
       sendJson(response, statusFor(error, TASK_ERROR_STATUS), errorBody(error));
     }
