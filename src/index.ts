@@ -26,6 +26,8 @@ export {
   NodeDown,
   NodeStopped,
   NodeAutoConnectLimit,
+  RemoteSpawnRefused,
+  type SpawnRefusal,
   type AutoConnectStats,
   type NodeOptions as ClusterNodeOptions,
   type NodeEventMessage,

@@ -24,6 +24,7 @@ export const AdminErrorCode = {
   Overloaded: 'ADMIN_OVERLOADED',
   BadRequest: 'ADMIN_BAD_REQUEST',
   BodyTooLarge: 'ADMIN_BODY_TOO_LARGE',
+  BodyTimeout: 'ADMIN_BODY_TIMEOUT',
 } as const;
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
@@ -177,11 +178,25 @@ export class AdminBodyTooLarge extends MoloError {
   }
 }
 
-/** HTTP: `admin.maxRequests` non-probe requests are in progress; probes are not counted and still answer. 503. */
+/** HTTP 408: a request body not read whole within `admin.bodyTimeoutMs`; the connection is closed after the answer. */
+export class AdminBodyTimeout extends MoloError {
+  static readonly code = AdminErrorCode.BodyTimeout;
+  constructor(readonly timeoutMs: number) {
+    super(AdminErrorCode.BodyTimeout, `request body not received within admin.bodyTimeoutMs = ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * HTTP 503: `admin.maxRequests` non-probe requests are in progress, or `admin.maxWriteRequests`
+ * mutating ones (`cap` names which); probes are not counted and still answer.
+ */
 export class AdminOverloaded extends MoloError {
   static readonly code = AdminErrorCode.Overloaded;
-  constructor(readonly maxRequests: number) {
-    super(AdminErrorCode.Overloaded, `${maxRequests} admin requests in progress (admin.maxRequests); probes still answer`);
+  constructor(
+    readonly maxRequests: number,
+    readonly cap: 'admin.maxRequests' | 'admin.maxWriteRequests' = 'admin.maxRequests',
+  ) {
+    super(AdminErrorCode.Overloaded, `${maxRequests} admin ${cap === 'admin.maxRequests' ? '' : 'mutating '}requests in progress (${cap}); probes still answer`);
   }
 }
 

@@ -11,6 +11,7 @@ const ADMIN_STATUS: Readonly<Record<string, number>> = {
   [AdminErrorCode.NotFound]: 404,
   [AdminErrorCode.BadRequest]: 400,
   [AdminErrorCode.BodyTooLarge]: 413,
+  [AdminErrorCode.BodyTimeout]: 408,
   [AdminErrorCode.TokenRequired]: 403,
 };
 

@@ -8,10 +8,10 @@ import { guardConnections } from './connection-guard.js';
 import { serveNodes, type ClusterView } from './nodes-view.js';
 import { requestGuard, type RequestGuard } from './request-guard.js';
 import type { TaskQueue } from '../bus/tasks/api.js';
-import { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
+import { DEFAULT_ADMIN_BODY_TIMEOUT_MS, DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_BODY_TIMEOUT_MS, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
 import { serveTasks } from './task-http.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
-import { serveAdmitted } from './admission.js';
+import { emptyAdminHttpStats, serveAdmitted, type AdminHttpStats } from './admission.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -69,6 +69,13 @@ export interface AdminHttpOptions {
   readonly maxConnections?: number;
   /** Non-probe requests in progress at most (default 16, or half of `maxConnections` if less); more get 503 ADMIN_OVERLOADED. */
   readonly maxRequests?: number;
+  /**
+   * Of those, mutating (non-GET) requests at most (default half of `maxRequests`, 1 .. `maxRequests` − 1),
+   * so that slow writes leave slots for reads; more get 503 ADMIN_OVERLOADED.
+   */
+  readonly maxWriteRequests?: number;
+  /** A request body must arrive whole within this long (default 10 s, 100 ms .. 120 s); else 408 ADMIN_BODY_TIMEOUT. */
+  readonly bodyTimeoutMs?: number;
   /** A separate listener for `/metrics` and the probes. */
   readonly ops?: OpsListenOptions;
   /** Serves the `/tasks` endpoints (see task-routes.ts) on the main listener, through this queue's public API. */
@@ -86,6 +93,8 @@ export interface AdminHttpServer {
   readonly port: number;
   /** The ops listener's URL, when `ops` was given. */
   readonly opsUrl: string | undefined;
+  /** Refusals of the main listener: bodies cut at `bodyTimeoutMs`, writes and requests over their caps. */
+  readonly stats: Readonly<AdminHttpStats>;
   /** Stops listening and drops open connections; resolves once the server is closed. */
   close(): Promise<void>;
 }
@@ -96,6 +105,8 @@ interface HttpSettings {
   readonly metrics: MetricsSource | undefined;
   readonly requestTimeoutMs: number;
   readonly maxRequests: number;
+  readonly maxWriteRequests: number;
+  readonly bodyTimeoutMs: number;
   readonly host: string;
   readonly tasks: TaskQueue | undefined;
   readonly nodes?: ClusterView;
@@ -105,8 +116,14 @@ interface HttpSettings {
 interface Listener {
   readonly endpoints: readonly AdminEndpoint[];
   readonly guard: RequestGuard;
-  /** Non-probe requests in progress on this listener. */
+  /** Non-probe requests in progress on this listener, and the mutating ones among them. */
   inFlight: number;
+  writesInFlight: number;
+  readonly stats: AdminHttpStats;
+}
+
+function listenerOf(endpoints: readonly AdminEndpoint[], guard: RequestGuard): Listener {
+  return { endpoints, guard, inFlight: 0, writesInFlight: 0, stats: emptyAdminHttpStats() };
 }
 
 /**
@@ -127,6 +144,11 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   // Below the connection budget, so probes always find room beside the tree requests.
   const maxRequests = options.maxRequests ?? Math.min(DEFAULT_ADMIN_MAX_REQUESTS, Math.floor(maxConnections / 2));
   checkInteger('admin.maxRequests', maxRequests, 1, maxConnections - 1);
+  // Below maxRequests, so reads always keep a slot (but for maxRequests = 1, which has none to share).
+  const maxWriteRequests = options.maxWriteRequests ?? Math.max(1, Math.floor(maxRequests / 2));
+  checkInteger('admin.maxWriteRequests', maxWriteRequests, 1, Math.max(1, maxRequests - 1));
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_ADMIN_BODY_TIMEOUT_MS;
+  checkInteger('admin.bodyTimeoutMs', bodyTimeoutMs, 100, MAX_ADMIN_BODY_TIMEOUT_MS);
   if (options.metrics !== undefined && typeof options.metrics !== 'function') {
     throw new AdminInvalidOption('metrics', 'must be a function returning the Prometheus text');
   }
@@ -149,17 +171,20 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     metrics: options.metrics,
     requestTimeoutMs,
     maxRequests,
+    maxWriteRequests,
+    bodyTimeoutMs,
     host,
     tasks: options.tasks,
     nodes: options.nodes,
     maxBodyBytes,
   };
   const limits = { headerTimeoutMs, maxConnections };
-  const main = await serve(settings, { endpoints: ADMIN_ENDPOINTS, guard: mainGuard, inFlight: 0 }, host, port, limits);
+  const mainListener = listenerOf(ADMIN_ENDPOINTS, mainGuard);
+  const main = await serve(settings, mainListener, host, port, limits);
   let opsServer: Server | undefined;
   if (opsGuard !== undefined) {
     try {
-      opsServer = await serve(settings, { endpoints: OPS_ENDPOINTS, guard: opsGuard, inFlight: 0 }, opsHost, ops!.port, limits);
+      opsServer = await serve(settings, listenerOf(OPS_ENDPOINTS, opsGuard), opsHost, ops!.port, limits);
     } catch (error) {
       await closeServer(main);
       throw error;
@@ -171,6 +196,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     host,
     port: bound,
     opsUrl: opsServer === undefined ? undefined : urlOf(opsHost, (opsServer.address() as AddressInfo).port),
+    stats: mainListener.stats,
     close: async () => {
       await Promise.all([closeServer(main), opsServer === undefined ? undefined : closeServer(opsServer)]);
     },
@@ -191,7 +217,8 @@ async function serve(settings: HttpSettings, listener: Listener, host: string, p
   });
   // The guard enforces the connection budget and header deadline itself (Node's checks are too coarse).
   guardConnections(server, limits);
-  server.requestTimeout = settings.requestTimeoutMs + 5_000;
+  // Node's own cut (checked only every 30 s) stays behind ours: the body deadline answers first.
+  server.requestTimeout = Math.max(settings.requestTimeoutMs, settings.bodyTimeoutMs) + 5_000;
   server.headersTimeout = limits.headerTimeoutMs;
   server.keepAliveTimeout = Math.min(5_000, limits.headerTimeoutMs);
   await listen(server, host, port);
@@ -249,7 +276,7 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     await route(settings, endpoint, response, path);
     return;
   }
-  await serveAdmitted(listener, settings.maxRequests, request, response, () => route(settings, endpoint, response, path));
+  await serveAdmitted(listener, settings, request, response, () => route(settings, endpoint, response, path));
 }
 
 async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: ServerResponse, path: string): Promise<void> {

@@ -63,10 +63,12 @@ export { formatHealth, formatProcesses, formatTree } from '../cli/format.js';
 export { MAX_SNAPSHOT_BYTES, MIN_SNAPSHOT_BYTES } from './snapshot-budget.js';
 export { PROGRAM_SUPERVISOR_BEHAVIOUR, programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 export { ADMIN_MAX_ENQUEUE_BATCH, ADMIN_MAX_REDRIVE_IDS, matchTaskRoute, type TaskRoute } from './task-routes.js';
-export { DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
+export { DEFAULT_ADMIN_BODY_TIMEOUT_MS, DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_BODY_TIMEOUT_MS, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
+export type { AdminHttpStats } from './admission.js';
 export {
   AdminBadRequest,
   AdminBodyTooLarge,
+  AdminBodyTimeout,
   AdminBadResponse,
   AdminBusy,
   AdminErrorCode,

@@ -5,16 +5,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskQueue } from '../bus/tasks/api.js';
-import { serveAdmitted, type AdmissionCounter } from './admission.js';
-import { AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
+import { serveAdmitted, type AdmissionCounter, type AdmissionLimits } from './admission.js';
+import { AdminBodyTimeout, AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
 import { matchTaskRoute, serveTaskRoute, TASK_ERROR_STATUS, type TaskRoute } from './task-routes.js';
 
-export interface TaskHttpSettings {
+export interface TaskHttpSettings extends AdmissionLimits {
   readonly tasks: TaskQueue;
   readonly host: string;
   readonly maxBodyBytes: number;
-  readonly maxRequests: number;
+  readonly bodyTimeoutMs: number;
 }
 
 export async function serveTasks(
@@ -36,13 +36,18 @@ export async function serveTasks(
     sendJson(response, 404, errorBody(new AdminNotFound(url.pathname)));
     return;
   }
-  const context = { queue: settings.tasks, host: settings.host, hasToken: listener.guard.hasToken, maxBodyBytes: settings.maxBodyBytes };
-  await serveAdmitted(listener, settings.maxRequests, request, response, async () => {
+  const context = { queue: settings.tasks, host: settings.host, hasToken: listener.guard.hasToken, maxBodyBytes: settings.maxBodyBytes, bodyTimeoutMs: settings.bodyTimeoutMs };
+  await serveAdmitted(listener, settings, request, response, async () => {
     try {
       await serveTaskRoute(context, route, request, url, response, sendJson);
     } catch (error) {
-      // A body left unread past the cap: the connection cannot be reused.
-      if (error instanceof AdminBodyTooLarge) response.setHeader('connection', 'close');
+      // A body left unread past the cap or the deadline: the connection cannot be reused.
+      if (error instanceof AdminBodyTooLarge || error instanceof AdminBodyTimeout) response.setHeader('connection', 'close');
+      if (error instanceof AdminBodyTimeout) {
+        listener.stats.bodyTimeouts++;
+        // Whatever the sender still trickles in is not waited for: the socket goes once the answer is out.
+        response.once('finish', () => request.socket.destroySoon());
+      }
       sendJson(response, statusFor(error, TASK_ERROR_STATUS), errorBody(error));
     }
   });

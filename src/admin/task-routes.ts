@@ -39,6 +39,7 @@ export interface TaskRouteContext {
   readonly host: string;
   readonly hasToken: boolean;
   readonly maxBodyBytes: number;
+  readonly bodyTimeoutMs: number;
 }
 
 export type SendJson = (response: ServerResponse, status: number, body: unknown) => void;
@@ -111,19 +112,19 @@ export async function serveTaskRoute(context: TaskRouteContext, route: TaskRoute
     }
     case 'retry':
     case 'cancel': {
-      await readJsonBody(request, context.maxBodyBytes);
+      await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs);
       const state = route.kind === 'retry' ? await queue.retry(route.id) : await queue.cancel(route.id);
       send(response, 200, { id: route.id, state });
       return;
     }
     case 'redrive': {
-      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['ids']);
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs), ['ids']);
       const ids = body.ids === undefined ? undefined : stringList('ids', body.ids, ADMIN_MAX_REDRIVE_IDS);
       send(response, 200, { redriven: await queue.redrive(route.queue, ids) });
       return;
     }
     case 'enqueue': {
-      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['task', 'tasks', 'priority']);
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs), ['task', 'tasks', 'priority']);
       const options: TaskEnqueueOptions = body.priority === undefined ? {} : { priority: integer('priority', body.priority) };
       if ((body.task === undefined) === (body.tasks === undefined)) throw new AdminBadRequest('body', 'must have exactly one of task or tasks');
       if (body.task !== undefined) {

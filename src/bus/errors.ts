@@ -43,6 +43,7 @@ export const BusErrorCode = {
   StreamCapExceeded: 'STREAM_CAP_EXCEEDED',
   StreamInvalidArgument: 'STREAM_INVALID_ARGUMENT',
   StreamAckUnknown: 'STREAM_ACK_UNKNOWN',
+  StreamSettleStale: 'STREAM_SETTLE_STALE',
   StreamStoreClosed: 'STREAM_STORE_CLOSED',
 } as const;
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];

@@ -15,6 +15,7 @@ export const NodeErrorCode = {
   NodeDown: 'NODE_DOWN',
   NodeStopped: 'NODE_STOPPED',
   AutoConnectLimit: 'NODE_AUTO_CONNECT_LIMIT',
+  SpawnRefused: 'NODE_SPAWN_REFUSED',
 } as const;
 export type NodeErrorCode = (typeof NodeErrorCode)[keyof typeof NodeErrorCode];
 
@@ -137,5 +138,20 @@ export class NodeAutoConnectLimit extends MoloError {
     readonly limit: number,
   ) {
     super(NodeErrorCode.AutoConnectLimit, `node ${node} is not connected and ${limit} auto-connects are in progress (maxPendingAutoConnects)`);
+  }
+}
+
+/** Why a remote spawn was refused: `remoteSpawn` is off, or the module is not a file inside an allowed directory. */
+export type SpawnRefusal = 'disabled' | 'not_file' | 'encoded_separator' | 'not_found' | 'outside';
+
+/** A peer asked this node to spawn a module its `remoteSpawn` does not allow: nothing was imported. */
+export class RemoteSpawnRefused extends MoloError {
+  static readonly code = NodeErrorCode.SpawnRefused;
+  constructor(
+    readonly reason: SpawnRefusal,
+    readonly module: string,
+    detail: string,
+  ) {
+    super(NodeErrorCode.SpawnRefused, `remote spawn of ${JSON.stringify(module.slice(0, 300))} refused (${reason}): ${detail}`);
   }
 }

@@ -18,7 +18,9 @@ export {
   NodeDown,
   NodeStopped,
   NodeAutoConnectLimit,
+  RemoteSpawnRefused,
   type RefusalReason,
+  type SpawnRefusal,
 } from './errors.js';
 export { startGlobal, GlobalRegistry, GLOBAL_NAME, globalWinner, type GlobalOptions, type GlobalEntry, type GlobalStats, type GlobalNameConflict } from './global-registry.js';
 export { startGroups, ProcessGroups, GROUPS_NAME, type GroupEvent, type GroupsOptions } from './groups.js';

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import { InvalidNodeOption } from './errors.js';
 import { parseNodeName, type NodeAddress } from './names.js';
 import type { RemoteSpawnPolicy } from './remote-spawn.js';
+import { spawnDirectories } from './spawn-allow-list.js';
 
 /** What happens to a send when a link's queue is full: it is dropped (counted), or the link is closed. */
 export type FullPolicy = 'drop-newest' | 'disconnect';
@@ -46,7 +47,8 @@ export interface NodeOptions {
   readonly fullPolicy?: FullPolicy;
   /**
    * Which behaviour modules this node spawns when a peer asks (`node.spawn`): `false` (default),
-   * `true` (any), or a list of module URL prefixes.
+   * `true` (any), or a list of directories (`file:` URLs or absolute paths, at most 64): a module is
+   * spawned when its real path (`..` resolved, symlinks followed) lies inside one of them.
    */
   readonly remoteSpawn?: RemoteSpawnPolicy;
   /**
@@ -150,10 +152,8 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
 
 function remoteSpawnPolicy(value: RemoteSpawnPolicy | undefined): RemoteSpawnPolicy {
   if (value === undefined || typeof value === 'boolean') return value ?? false;
-  if (!Array.isArray(value) || !value.every((prefix) => typeof prefix === 'string' && prefix.length > 0)) {
-    throw new InvalidNodeOption('remoteSpawn', 'must be a boolean or a list of module URL prefixes');
-  }
-  return [...value];
+  if (!Array.isArray(value)) throw new InvalidNodeOption('remoteSpawn', 'must be a boolean or a list of directories (file: URLs or absolute paths)');
+  return spawnDirectories(value);
 }
 
 /** System options for a node: its name, and a payload cap no larger than the frame cap. */

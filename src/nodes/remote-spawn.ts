@@ -3,7 +3,8 @@
  * loop, in a thread or in a process), optionally as a child of a supervisor registered on that
  * node. The module is imported by the node that runs it, so its URL must resolve there. A node
  * serves remote spawns only when `remoteSpawn` allows the module (off by default: an
- * authenticated peer could otherwise run any module this node can import).
+ * authenticated peer could otherwise run any module this node can import); a list allows the files
+ * inside its directories, checked on their real paths (spawn-allow-list.ts).
  */
 import type { ActorRuntime } from '../actors/behaviour.js';
 import { checkBehaviourModule } from '../actors/placement/behaviour-module.js';
@@ -11,7 +12,8 @@ import type { BehaviourModule, Placement } from '../actors/placement/types.js';
 import type { Ref } from '../actors/ref.js';
 import type { RestartType } from '../behaviours/child-spec.js';
 import { Supervisor } from '../behaviours/supervisor.js';
-import { InvalidNodeOption } from './errors.js';
+import { InvalidNodeOption, RemoteSpawnRefused } from './errors.js';
+import { allowedModuleUrl } from './spawn-allow-list.js';
 
 /** Options of `node.spawn` on another node. */
 export interface RemoteSpawnOptions {
@@ -27,7 +29,10 @@ export interface RemoteSpawnOptions {
   readonly restart?: RestartType;
 }
 
-/** Which modules a node spawns for its peers: none (default), any, or those whose URL starts with one of the prefixes. */
+/**
+ * Which modules a node spawns for its peers: none (default), any, or the files inside these
+ * directories (`file:` URLs or absolute paths; symlinks are followed before the check).
+ */
 export type RemoteSpawnPolicy = boolean | readonly string[];
 
 /** What travels: [moduleUrl, exportName, args, options]. */
@@ -53,10 +58,11 @@ let nextChild = 0;
 /** Serves a spawn request from a peer: resolves with the new actor's ref. */
 export async function serveSpawn(system: ActorRuntime, policy: RemoteSpawnPolicy, request: readonly unknown[]): Promise<Ref | undefined> {
   const [, moduleUrl, exportName, args, rawOptions] = request;
-  const module: BehaviourModule = { moduleUrl: moduleUrl as string, exportName: exportName as string, args: (args ?? []) as unknown[] };
-  checkBehaviourModule(module);
-  const allowed = policy === true || (Array.isArray(policy) && policy.some((prefix: string) => module.moduleUrl.startsWith(prefix)));
-  if (!allowed) throw new InvalidNodeOption('remoteSpawn', `this node does not spawn ${module.moduleUrl.slice(0, 300)} for peers`);
+  const asked: BehaviourModule = { moduleUrl: moduleUrl as string, exportName: exportName as string, args: (args ?? []) as unknown[] };
+  checkBehaviourModule(asked);
+  if (policy === false) throw new RemoteSpawnRefused('disabled', asked.moduleUrl, 'this node does not spawn for peers (remoteSpawn is off)');
+  // With a list, what is imported is the checked real path, not the URL as sent.
+  const module = policy === true ? asked : { ...asked, moduleUrl: await allowedModuleUrl(policy, asked.moduleUrl) };
   const options = checkOptions(rawOptions);
   const placed = { placement: options.placement, name: options.name, trapExit: options.trapExit };
   if (options.supervisor === undefined) return system.spawnPlaced(module, placed);

@@ -28,6 +28,7 @@ const samples: MoloError[] = [
   new admin.AdminOverloaded(16),
   new admin.AdminBadRequest('body', 'is not JSON'),
   new admin.AdminBodyTooLarge(1_024),
+  new admin.AdminBodyTimeout(10_000),
 ];
 
 describe('admin error registry', () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { behaviourModule, CalleeExited, DownMessage, ExitMessage, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { Supervisor } from '../../src/behaviours/index.js';
-import { HandshakeRefused, InvalidNodeOption, NodeDown } from '../../src/nodes/index.js';
+import { HandshakeRefused, InvalidNodeOption, NodeDown, RemoteSpawnRefused } from '../../src/nodes/index.js';
 import { eventually } from '../support/systems.js';
 import { peerProcess } from './child.js';
 import { SECRET, testNode } from './support.js';
@@ -149,7 +149,7 @@ describe('distributed actors across OS processes', () => {
     // A node spawns for its peers only what `remoteSpawn` allows (nothing by default).
     // The error crosses as itself: its class name, code and message.
     const refused = (await a.spawn(closed.name, counter).catch((error: unknown) => error)) as Error & { code: string };
-    expect(refused).toMatchObject({ name: 'InvalidNodeOption', code: InvalidNodeOption.code });
+    expect(refused).toMatchObject({ name: 'RemoteSpawnRefused', code: RemoteSpawnRefused.code });
     expect(refused.message).toContain('remoteSpawn');
   });
 });

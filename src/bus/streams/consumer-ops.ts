@@ -7,7 +7,7 @@ import type { DataContext, Queryable } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { sameSettings } from './config.js';
 import type { DeliveryStatements, FetchTarget } from './delivery-ops.js';
-import { StreamAckUnknown, StreamCapExceeded, StreamNotFound } from './errors.js';
+import { StreamAckUnknown, StreamCapExceeded, StreamNotFound, StreamSettleStale } from './errors.js';
 import type { Outcome } from './group-commit.js';
 import { STREAM_LIMITS } from './limits.js';
 import type { StoreSql } from './stream-ops.js';
@@ -21,6 +21,8 @@ export interface ConsumerEntry extends FetchTarget {
 export interface AckItem {
   readonly consumer: ConsumerEntry;
   readonly seq: number;
+  /** The delivery's count when it came from a Delivery (fenced); undefined: an ack by sequence. */
+  readonly attempt: number | undefined;
 }
 
 function consumerEntry(stream: string, name: string, id: number, streamId: number, config: ResolvedConsumerConfig): ConsumerEntry {
@@ -104,6 +106,26 @@ export async function removeConsumer(s: StoreSql, streamId: number, name: string
   );
 }
 
+/**
+ * A nak's or inProgress's new deadline. With an `attempt`, only while that attempt holds the
+ * delivery: another one there is StreamSettleStale (the row left alone); no row is StreamAckUnknown.
+ */
+export async function setDeadline(s: StoreSql, statements: DeliveryStatements, entry: ConsumerEntry, seq: number, attempt: number | undefined, deadline: number, ctx?: DataContext): Promise<void> {
+  const { rows } = await s.db.query(statements.setDeadline, [entry.consumerId, seq, deadline, attempt ?? null], ctx);
+  if (rows.length === 0) throw new StreamAckUnknown(entry.stream, entry.name, seq);
+  const current = toNumber(rows[0]!.deliveries);
+  if (attempt !== undefined && current !== attempt) throw new StreamSettleStale(entry.stream, entry.name, seq, attempt, current);
+}
+
+/** A term: deletes the delivery (fenced as setDeadline is) and answers its delivery count. */
+export async function termOne(s: StoreSql, statements: DeliveryStatements, entry: ConsumerEntry, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<number> {
+  const { rows } = await s.db.query(statements.settleOne, [entry.consumerId, seq, attempt ?? null], ctx);
+  if (rows.length > 0) return toNumber(rows[0]!.deliveries);
+  const held = attempt === undefined ? undefined : (await s.db.query(statements.attemptOf, [entry.consumerId, seq], ctx)).rows[0];
+  if (held !== undefined) throw new StreamSettleStale(entry.stream, entry.name, seq, attempt!, toNumber(held.deliveries));
+  throw new StreamAckUnknown(entry.stream, entry.name, seq);
+}
+
 /** A group of acks in a transaction of their own (one commit, one fsync on SQLite, for the whole group). */
 export async function writeAcks(s: StoreSql, statements: DeliveryStatements, items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
   return s.db.transaction((tx) => deleteAcked(tx, statements, items));
@@ -111,7 +133,9 @@ export async function writeAcks(s: StoreSql, statements: DeliveryStatements, ite
 
 /**
  * The acks' DELETEs, grouped by consumer (up to 1,000 sequences each), all issued at once: a fetch
- * issues them ahead of its own reads in the same transaction, which then see them done.
+ * issues them ahead of its own reads in the same transaction, which then see them done. An ack
+ * with an `attempt` (a Delivery's own) deletes the row only while that attempt holds it; one that
+ * finds another attempt there is StreamSettleStale, one that finds no row StreamAckUnknown.
  */
 export async function deleteAcked(tx: Queryable, statements: DeliveryStatements, items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
   const groups = new Map<number, number[]>();
@@ -121,26 +145,81 @@ export async function deleteAcked(tx: Queryable, statements: DeliveryStatements,
     if (list === undefined) groups.set(id, [i]);
     else list.push(i);
   }
-  const removed = new Map<number, Set<number>>();
+  // Per consumer: seq → the attempt whose row was deleted.
+  const removed = new Map<number, Map<number, number>>();
   const deletes: Promise<void>[] = [];
+  const collect = (set: Map<number, number>) => ({ rows }: { rows: readonly Record<string, unknown>[] }): void => {
+    for (const row of rows) set.set(toNumber(row.seq), toNumber(row.deliveries));
+  };
   for (const [consumerId, indexes] of groups) {
-    const seqs = [...new Set(indexes.map((index) => items[index]!.seq))];
-    const set = new Set<number>();
+    const set = new Map<number, number>();
     removed.set(consumerId, set);
-    for (let k = 0; k < seqs.length; k += 1_000) {
-      const part = seqs.slice(k, k + 1_000);
-      deletes.push(
-        tx.query(statements.deletePending(part.length), [consumerId, ...part]).then(({ rows }) => {
-          for (const row of rows) set.add(toNumber(row.seq));
-        }),
-      );
+    const anyAttempt = [...new Set(indexes.filter((index) => items[index]!.attempt === undefined).map((index) => items[index]!.seq))];
+    for (let k = 0; k < anyAttempt.length; k += 1_000) {
+      const part = anyAttempt.slice(k, k + 1_000);
+      deletes.push(tx.query(statements.deletePending(part.length), [consumerId, ...part]).then(collect(set)));
+    }
+    const pairs = uniquePairs(indexes.map((index) => items[index]!).filter((item) => item.attempt !== undefined));
+    for (let k = 0; k < pairs.length; k += 500) {
+      const part = pairs.slice(k, k + 500);
+      deletes.push(tx.query(statements.deleteAttempts(part.length), [consumerId, ...part.flat()]).then(collect(set)));
     }
   }
   await Promise.all(deletes);
-  return items.map((item): Outcome<void> => {
-    const set = removed.get(item.consumer.consumerId)!;
+  const claimed = new Map<number, Set<number>>();
+  const outcomes = items.map((item): Outcome<void> | undefined => {
+    const { consumerId, stream, name } = item.consumer;
+    const deleted = removed.get(consumerId)!.get(item.seq);
+    if (deleted === undefined) return undefined;
+    if (item.attempt !== undefined && item.attempt !== deleted) {
+      return { ok: false, error: new StreamSettleStale(stream, name, item.seq, item.attempt, deleted) };
+    }
+    let taken = claimed.get(consumerId);
+    if (taken === undefined) claimed.set(consumerId, (taken = new Set()));
     // A second ack of one sequence in the same batch finds it gone.
-    if (set.delete(item.seq)) return { ok: true, value: undefined };
-    return { ok: false, error: new StreamAckUnknown(item.consumer.stream, item.consumer.name, item.seq) };
+    if (taken.has(item.seq)) return { ok: false, error: new StreamAckUnknown(stream, name, item.seq) };
+    taken.add(item.seq);
+    return { ok: true, value: undefined };
   });
+  // The fenced acks that deleted nothing: stale if another attempt holds the row (rare: one more read).
+  const missed = new Map<number, Set<number>>();
+  items.forEach((item, i) => {
+    if (outcomes[i] !== undefined || item.attempt === undefined) return;
+    const seqs = missed.get(item.consumer.consumerId) ?? new Set<number>();
+    missed.set(item.consumer.consumerId, seqs.add(item.seq));
+  });
+  const held = new Map<number, Map<number, number>>();
+  const reads: Promise<void>[] = [];
+  for (const [consumerId, seqs] of missed) {
+    const set = new Map<number, number>();
+    held.set(consumerId, set);
+    const list = [...seqs];
+    for (let k = 0; k < list.length; k += 1_000) {
+      const part = list.slice(k, k + 1_000);
+      reads.push(tx.query(statements.attemptsIn(part.length), [consumerId, ...part]).then(collect(set)));
+    }
+  }
+  await Promise.all(reads);
+  return items.map((item, i): Outcome<void> => {
+    const done = outcomes[i];
+    if (done !== undefined) return done;
+    const { stream, name, consumerId } = item.consumer;
+    const current = held.get(consumerId)?.get(item.seq);
+    if (item.attempt !== undefined && current !== undefined && current !== item.attempt) {
+      return { ok: false, error: new StreamSettleStale(stream, name, item.seq, item.attempt, current) };
+    }
+    return { ok: false, error: new StreamAckUnknown(stream, name, item.seq) };
+  });
+}
+
+function uniquePairs(items: readonly AckItem[]): [number, number][] {
+  const seen = new Set<string>();
+  const pairs: [number, number][] = [];
+  for (const { seq, attempt } of items) {
+    const key = `${seq}:${attempt!}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    pairs.push([seq, attempt!]);
+  }
+  return pairs;
 }

@@ -22,10 +22,14 @@ export interface DeliveryStatements {
   readonly chunksOf: string;
   readonly setDeadline: string;
   readonly settleOne: string;
+  readonly attemptOf: string;
   messagesIn(count: number): string;
   insertPending(rows: number): string;
   redeliver(count: number): string;
   deletePending(count: number): string;
+  /** Deletes the pending rows of these (seq, deliveries) pairs only: acks fenced by their attempt. */
+  deleteAttempts(pairs: number): string;
+  attemptsIn(count: number): string;
 }
 
 export function deliveryStatements(t: StreamTables, sql: (text: string) => string): DeliveryStatements {
@@ -50,8 +54,12 @@ export function deliveryStatements(t: StreamTables, sql: (text: string) => strin
       FROM ${t.pending} WHERE consumer_id = $2::int8)`),
     moveCursor: sql(`UPDATE ${t.consumers} SET next_seq = $2::int8 WHERE id = $1::int8`),
     chunksOf: sql(`SELECT bytes FROM ${t.chunks} WHERE stream_id = $1::int8 AND seq = $2::int8 ORDER BY idx`),
-    setDeadline: sql(`UPDATE ${t.pending} SET deadline = $3::int8 WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING seq`),
-    settleOne: sql(`DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING deliveries`),
+    // Settles fenced by the attempt ($4 / $3; NULL: any attempt). The update answers the row's
+    // attempt even when it leaves it alone, so a stale settle is told apart in the same hop.
+    setDeadline: sql(`UPDATE ${t.pending} SET deadline = CASE WHEN $4::int8 IS NULL OR deliveries = $4::int8 THEN $3::int8 ELSE deadline END
+      WHERE consumer_id = $1::int8 AND seq = $2::int8 RETURNING deliveries`),
+    settleOne: sql(`DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq = $2::int8 AND ($3::int8 IS NULL OR deliveries = $3::int8) RETURNING deliveries`),
+    attemptOf: sql(`SELECT deliveries FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq = $2::int8`),
     messagesIn: (count) => cached(`in${count}`, () => `SELECT ${columns} FROM ${t.msgs} WHERE stream_id = $1::int8 AND seq IN (${placeholders(2, count)}) ORDER BY seq`),
     insertPending: (rows) =>
       cached(`ins${rows}`, () => {
@@ -63,6 +71,13 @@ export function deliveryStatements(t: StreamTables, sql: (text: string) => strin
       cached(`re${count}`, () => `UPDATE ${t.pending} SET deliveries = deliveries + 1, deadline = $2::int8 WHERE consumer_id = $1::int8 AND seq IN (${placeholders(3, count)})`),
     deletePending: (count) =>
       cached(`del${count}`, () => `DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq IN (${placeholders(2, count)}) RETURNING seq, deliveries`),
+    deleteAttempts: (pairs) =>
+      cached(`dela${pairs}`, () => {
+        const values: string[] = [];
+        for (let i = 0; i < pairs; i++) values.push(`($${2 + 2 * i}::int8, $${3 + 2 * i}::int8)`);
+        return `DELETE FROM ${t.pending} WHERE consumer_id = $1::int8 AND (seq, deliveries) IN (VALUES ${values.join(', ')}) RETURNING seq, deliveries`;
+      }),
+    attemptsIn: (count) => cached(`att${count}`, () => `SELECT seq, deliveries FROM ${t.pending} WHERE consumer_id = $1::int8 AND seq IN (${placeholders(2, count)})`),
   };
 }
 

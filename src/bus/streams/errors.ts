@@ -76,6 +76,28 @@ export class StreamAckUnknown extends MoloError {
   }
 }
 
+/**
+ * A delivery settled (ack, nak, term, inProgress) after its message was redelivered: `attempt` is
+ * the stale delivery's count, `current` the one that now holds the message. Refused and counted
+ * (`molo_stream_stale_settles_total`), so a worker that lost its delivery cannot settle the next
+ * worker's; the fence is the delivery count, as a task lease's is its token.
+ */
+export class StreamSettleStale extends MoloError {
+  static readonly code = BusErrorCode.StreamSettleStale;
+  constructor(
+    readonly stream: string,
+    readonly consumer: string,
+    readonly seq: number,
+    readonly attempt: number,
+    readonly current: number,
+  ) {
+    super(
+      BusErrorCode.StreamSettleStale,
+      `delivery ${attempt} of sequence ${seq} (consumer ${JSON.stringify(consumer)}, stream ${JSON.stringify(stream)}) is stale: delivery ${current} holds it now`,
+    );
+  }
+}
+
 /** A call on a stream store after `close()`. */
 export class StreamStoreClosed extends MoloError {
   static readonly code = BusErrorCode.StreamStoreClosed;

@@ -63,12 +63,15 @@ export class StoredMessage implements StreamMessage {
   }
 }
 
-/** What a delivery settles through: the store, bound to its stream and consumer. */
+/**
+ * What a delivery settles through: the store. Each settle carries the delivery's attempt (its
+ * count), and the store refuses it once the message went out again (StreamSettleStale).
+ */
 export interface Settler {
-  ack(stream: string, consumer: string, seq: number): Promise<void>;
-  nak(stream: string, consumer: string, seq: number, delayMs?: number): Promise<void>;
-  term(stream: string, consumer: string, seq: number): Promise<void>;
-  inProgress(stream: string, consumer: string, seq: number): Promise<void>;
+  ack(stream: string, consumer: string, seq: number, attempt: number): Promise<void>;
+  nak(stream: string, consumer: string, seq: number, attempt: number, delayMs?: number): Promise<void>;
+  term(stream: string, consumer: string, seq: number, attempt: number): Promise<void>;
+  inProgress(stream: string, consumer: string, seq: number, attempt: number): Promise<void>;
 }
 
 export class StoredDelivery extends StoredMessage implements Delivery {
@@ -82,18 +85,18 @@ export class StoredDelivery extends StoredMessage implements Delivery {
   }
 
   ack(): Promise<void> {
-    return this.settler.ack(this.stream, this.consumer, this.seq);
+    return this.settler.ack(this.stream, this.consumer, this.seq, this.deliveryCount);
   }
 
   nak(delayMs?: number): Promise<void> {
-    return this.settler.nak(this.stream, this.consumer, this.seq, delayMs);
+    return this.settler.nak(this.stream, this.consumer, this.seq, this.deliveryCount, delayMs);
   }
 
   term(): Promise<void> {
-    return this.settler.term(this.stream, this.consumer, this.seq);
+    return this.settler.term(this.stream, this.consumer, this.seq, this.deliveryCount);
   }
 
   inProgress(): Promise<void> {
-    return this.settler.inProgress(this.stream, this.consumer, this.seq);
+    return this.settler.inProgress(this.stream, this.consumer, this.seq, this.deliveryCount);
   }
 }

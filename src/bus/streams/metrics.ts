@@ -4,7 +4,8 @@
  *
  * Counters, labelled by `store` and `stream`: `molo_stream_published_total`,
  * `molo_stream_delivered_total` (first deliveries), `molo_stream_redelivered_total`,
- * `molo_stream_acked_total`, `molo_stream_naked_total`, `molo_stream_terminated_total{reason}`
+ * `molo_stream_acked_total`, `molo_stream_naked_total`, `molo_stream_stale_settles_total` (settles
+ * refused as stale), `molo_stream_terminated_total{reason}`
  * (`term`, `maxDeliver`) and `molo_stream_evicted_total{reason}` (`age`, `bytes`, `count`,
  * `workqueue`). Gauges, labelled by `store`, `stream` and `consumer`, set by each fetch and
  * consumerInfo and moved by acks, terms and publishes in between (so they follow a StreamConsumer as it works):
@@ -18,6 +19,7 @@ export interface StreamCounts {
   redelivered: number;
   acked: number;
   naked: number;
+  staleSettles: number;
   terminatedTerm: number;
   terminatedMaxDeliver: number;
   evictedAge: number;
@@ -32,6 +34,7 @@ export const emptyCounts = (): StreamCounts => ({
   redelivered: 0,
   acked: 0,
   naked: 0,
+  staleSettles: 0,
   terminatedTerm: 0,
   terminatedMaxDeliver: 0,
   evictedAge: 0,
@@ -47,13 +50,14 @@ export interface MeteredStreamStore {
   readonly consumerGauges: ReadonlyMap<string, { readonly stream: string; readonly consumer: string; readonly lag: number; readonly pending: number }>;
 }
 
-type Plain = 'published' | 'delivered' | 'redelivered' | 'acked' | 'naked';
+type Plain = 'published' | 'delivered' | 'redelivered' | 'acked' | 'naked' | 'staleSettles';
 const PLAIN: readonly [Plain, string, string][] = [
   ['published', 'stream_published_total', 'Messages stored by publish (duplicates left out).'],
   ['delivered', 'stream_delivered_total', 'First deliveries of messages to consumers.'],
   ['redelivered', 'stream_redelivered_total', 'Redeliveries: after a nak or a missed ack deadline.'],
   ['acked', 'stream_acked_total', 'Deliveries acked.'],
   ['naked', 'stream_naked_total', 'Deliveries naked (to be redelivered).'],
+  ['staleSettles', 'stream_stale_settles_total', 'Settles refused because the message had been redelivered since (StreamSettleStale).'],
 ];
 const LABELLED: readonly [string, string, readonly [keyof StreamCounts, string][]][] = [
   ['stream_terminated_total', 'Messages a consumer will never get again: termed, or past maxDeliver.', [

@@ -13,9 +13,9 @@ import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveStreamConfig } from './config.js';
-import { deleteAcked, insertConsumer, readConsumer, removeConsumer, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
+import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
-import { StreamAckUnknown, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
+import { StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 import { encodeMessage, StoredDelivery, type Settler } from './message.js';
@@ -50,7 +50,7 @@ interface StreamEntry {
   readonly config: ResolvedStreamConfig;
 }
 
-export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore {
+export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   readonly backend: 'sqlite' | 'postgres';
   readonly name: string;
   readonly tables: StreamTables;
@@ -67,6 +67,13 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
   readonly #publisher: GroupCommit<PublishItem, PublishAck>;
   readonly #acker: GroupCommit<AckItem, void>;
   readonly #life: StoreLifecycle;
+  /** How deliveries settle: fenced by their attempt (the store's own methods settle by sequence). */
+  readonly #settler: Settler = {
+    ack: (stream, consumer, seq, attempt) => this.#ack(stream, consumer, seq, attempt),
+    nak: (stream, consumer, seq, attempt, delayMs) => this.#nak(stream, consumer, seq, attempt, delayMs),
+    term: (stream, consumer, seq, attempt) => this.#term(stream, consumer, seq, attempt),
+    inProgress: (stream, consumer, seq, attempt) => this.#inProgress(stream, consumer, seq, attempt),
+  };
   readonly #tracer = new RuntimeTracer();
   readonly #streams = new Map<string, StreamEntry>();
   readonly #consumers = new Map<string, ConsumerEntry>();
@@ -295,7 +302,7 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
           if (taken.deliveryCount === 1) counts.delivered++;
           else counts.redelivered++;
         }
-        return result.taken.map((taken) => new StoredDelivery(taken.message, consumer, taken.deliveryCount, this));
+        return result.taken.map((taken) => new StoredDelivery(taken.message, consumer, taken.deliveryCount, this.#settler));
       }
       const left = until - this.#clock.now();
       if (left <= 0 || options.signal?.aborted === true || this.#life.closed) return [];
@@ -329,11 +336,15 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     return result;
   }
 
-  async ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+  ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+    return this.#ack(stream, consumer, seq, undefined, ctx);
+  }
+
+  async #ack(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#acker.submit({ consumer: entry, seq });
+    await this.#acker.submit({ consumer: entry, seq, attempt }).catch((error: unknown) => this.#refused(error));
     this.#count(stream).acked++;
   }
 
@@ -352,37 +363,52 @@ export class SqlStreamStore implements StreamStore, Settler, MeteredStreamStore 
     }
   }
 
-  async nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
+  nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
+    return this.#nak(stream, consumer, seq, undefined, delayMs, ctx);
+  }
+
+  async #nak(stream: string, consumer: string, seq: number, attempt: number | undefined, delayMs = 0, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
     const delay = checkInteger('delayMs', delayMs, 0, 0, STREAM_LIMITS.maxNakDelayMs, 'streams.maxNakDelayMs');
     const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#setDeadline(entry, seq, this.#now() + delay, ctx);
+    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + delay, ctx).catch((error: unknown) => this.#refused(error));
     this.#count(stream).naked++;
     if (delay === 0) this.#life.wakeup.wake(entry.streamId);
   }
 
-  async inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+  inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+    return this.#inProgress(stream, consumer, seq, undefined, ctx);
+  }
+
+  async #inProgress(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#setDeadline(entry, seq, this.#now() + entry.ackWaitMs, ctx);
+    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + entry.ackWaitMs, ctx).catch((error: unknown) => this.#refused(error));
   }
 
-  async #setDeadline(entry: ConsumerEntry, seq: number, deadline: number, ctx?: DataContext): Promise<void> {
-    const { rows } = await this.#db.query(this.#delivery.setDeadline, [entry.consumerId, seq, deadline], ctx);
-    if (rows.length === 0) throw new StreamAckUnknown(entry.stream, entry.name, seq);
+  term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+    return this.#term(stream, consumer, seq, undefined, ctx);
   }
 
-  async term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+  async #term(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
     this.#open();
     checkSeq(seq);
     const entry = await this.#consumer(stream, consumer, ctx);
-    const { rows } = await this.#db.query(this.#delivery.settleOne, [entry.consumerId, seq], ctx);
-    if (rows.length === 0) throw new StreamAckUnknown(stream, consumer, seq);
+    const deliveries = await termOne(this.#store, this.#delivery, entry, seq, attempt, ctx).catch((error: unknown) => this.#refused(error));
     this.#count(stream).terminatedTerm++;
     this.#settled(stream, consumer);
-    this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries: toNumber(rows[0]!.deliveries) });
+    this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries });
+  }
+
+  /** Rethrows a settle's failure; a stale one is counted (and logged) first. */
+  #refused(error: unknown): never {
+    if (error instanceof StreamSettleStale) {
+      this.#count(error.stream).staleSettles++;
+      this.#options.logger?.warn({ event: 'stream.settle_stale', stream: error.stream, consumer: error.consumer, seq: error.seq, attempt: error.attempt, current: error.current }, 'stale stream settle refused');
+    }
+    throw error;
   }
 
   // ---- retention -------------------------------------------------------------------------------
