@@ -34,11 +34,13 @@ describe('run lines', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('no page, example or source comment says `npx tsx examples/…` or `npx molo`', () => {
+  it('no page or example says `npx tsx examples/…`, or `npx molo` outside the README\'s Install section', () => {
     const pages = ['README.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
     const found: string[] = [];
     for (const file of [...pages, ...exampleFiles(), 'examples/cluster/node.ts', 'examples/cluster/worker.ts']) {
+      // The README's Install section speaks to an app that installed molo, where `npx molo` is right.
       readFileSync(join(projectRoot, file), 'utf8')
+        .replace(/^## Install\n[\s\S]*?(?=^## )/m, (section) => section.replace(/[^\n]/g, ''))
         .split('\n')
         .forEach((line, i) => {
           for (const match of line.matchAll(FAILING)) found.push(`${file}:${i + 1}: ${match[0]}`);
