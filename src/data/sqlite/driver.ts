@@ -1,6 +1,6 @@
 /**
- * better-sqlite3 is a dependency of molo (the embedded default store), yet it can be missing: an
- * install that left it out or whose native build failed. It is loaded only inside the writer and
+ * better-sqlite3 is a dependency of molo (the embedded default store), yet it can be missing: left
+ * out of a bundle or a pruned install. It is loaded only inside the writer and
  * reader threads, so programs that never open SQLite never load it; this check, on the main thread
  * before any thread starts, turns its absence into one typed error naming the package instead of a
  * thread that dies at start.
