@@ -1,6 +1,6 @@
 /**
  * The kernel on its own: spawn, send, call, links, monitors, trap-exit and selective receive.
- * Run: npx tsx examples/actors.ts
+ * Run: npm run example examples/actors.ts
  */
 import { ActorSystem, CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT } from 'molo/actors';
 

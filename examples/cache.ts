@@ -2,7 +2,7 @@
  * The in-process cache in front of the ORM on SQLite in a temp directory: getOrCompute with
  * singleflight (concurrent misses load once), a synchronous hit, a cached "not found", tags, and
  * invalidation from the ORM's write events.
- * Run: npx tsx examples/cache.ts
+ * Run: npm run example examples/cache.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

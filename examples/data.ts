@@ -1,7 +1,7 @@
 /**
  * The data layer: the same code against Postgres and SQLite — a table, a transaction with a
  * savepoint that fails alone, a serialization-safe read, and a cursor.
- * Run: npx tsx examples/data.ts   (Postgres from MOLO_PG_URL-style env: MOLO_PG_HOST, MOLO_PG_PORT,
+ * Run: npm run example examples/data.ts   (Postgres from MOLO_PG_URL-style env: MOLO_PG_HOST, MOLO_PG_PORT,
  * MOLO_PG_USER, MOLO_PG_DATABASE; default 127.0.0.1:5432, user postgres, database test)
  */
 import { mkdtempSync, rmSync } from 'node:fs';

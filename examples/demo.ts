@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     },
   });
   const { system } = node;
-  console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npx molo tree --url ${node.adminUrl}). Ctrl-C stops it.`);
+  console.log(`molo demo: a supervision tree is running. Admin: ${node.adminUrl}/tree (or: npm run molo -- tree --url ${node.adminUrl}). Ctrl-C stops it.`);
 
   // A print that races the shutdown finds the admin gone: that is the stop working, not a failure.
   let stopping = false;

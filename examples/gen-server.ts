@@ -1,6 +1,6 @@
 /**
  * A GenServer: a key-value store with calls, casts, a delayed reply and a continue step.
- * Run: npx tsx examples/gen-server.ts
+ * Run: npm run example examples/gen-server.ts
  */
 import { ActorSystem } from 'molo/actors';
 import { GenServer, NO_REPLY, type From } from 'molo/behaviours';

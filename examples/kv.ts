@@ -1,7 +1,7 @@
 /**
  * KV stores: the same KvStore interface in memory and on SQLite in a temp directory — set and get
  * with versions, JSON helpers, a paged prefix scan, a TTL, and a lease by compare-and-set.
- * Run: npx tsx examples/kv.ts
+ * Run: npm run example examples/kv.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * The ORM on SQLite in a temp directory: models declared once (row types inferred), inserts,
  * a filtered query, eager loading with one query per level, keyset pagination, an optimistic-lock
  * conflict, and the write events a cache would subscribe to.
- * Run: npx tsx examples/orm.ts
+ * Run: npm run example examples/orm.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * Placement: one actor in a worker thread, one in a child process, both behind ordinary refs.
  * Calls, sends by name, a monitor and a link work across the boundary; a killed process host turns
  * into an exit signal with its documented reason.
- * Run: npx tsx examples/placement.ts
+ * Run: npm run example examples/placement.ts
  */
 import {
   ActorSystem,

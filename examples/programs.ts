@@ -1,7 +1,7 @@
 /**
  * Supervised OS programs: two small Node.js programs under a ProgramSupervisor, a TCP health
  * check, a SIGKILL survived, the status snapshot, and a clean stop.
- * Run: npx tsx examples/programs.ts
+ * Run: npm run example examples/programs.ts
  */
 import { createServer, type AddressInfo } from 'node:net';
 import { ActorSystem, type Ref } from 'molo/actors';

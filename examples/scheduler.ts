@@ -1,7 +1,7 @@
 /**
  * The scheduler: a delayed task (`runAt`), an interval and a cron entry, persisted beside a SQLite
  * task queue, fired by the one scheduler that holds the lease, run by a worker pool. Entries survive a restart.
- * Run: npx tsx examples/scheduler.ts
+ * Run: npm run example examples/scheduler.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

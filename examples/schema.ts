@@ -2,7 +2,7 @@
  * Schema on SQLite in a temp directory: a migration written by hand and applied by the Migrator,
  * the Syncer adding what the models have and the table lacks (additively, once), the Healer
  * creating a missing table when a write trips over it, and the `schema_migrations` ledger.
- * Run: npx tsx examples/schema.ts
+ * Run: npm run example examples/schema.ts
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * A StateMachine: the code lock of OTP's gen_statem guide, as an xstate machine run by an actor.
  * Shows enter actions, inserted events, postponed calls, a state timeout (auto-lock), an event
  * timeout (button reset) and a final state that stops the actor.
- * Run: npx tsx examples/state-machine.ts
+ * Run: npm run example examples/state-machine.ts
  */
 import { assign, setup } from 'xstate';
 import { ActorSystem } from 'molo/actors';

@@ -1,7 +1,7 @@
 /**
  * Durable streams: a SQLite stream store in a file of its own, a supervised consumer actor that
  * acks on success and naks with backoff on failure, de-duplicated publishes, and retention.
- * Run: npx tsx examples/streams.ts
+ * Run: npm run example examples/streams.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * Supervisors: a one_for_one tree with a nested rest_for_one group and a dynamic pool.
- * Run: npx tsx examples/supervisor.ts
+ * Run: npm run example examples/supervisor.ts
  */
 import { ActorSystem, type Ref } from 'molo/actors';
 import { GenServer, Supervisor, worker } from 'molo/behaviours';

@@ -3,7 +3,7 @@
  * `loop` handlers, an idempotent enqueue, a delayed task, priorities, a retried failure, a
  * permanent failure in the dead-letter queue and its redrive, an enqueue inside the caller's
  * transaction, and a graceful shutdown.
- * Run: npx tsx examples/tasks.ts
+ * Run: npm run example examples/tasks.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

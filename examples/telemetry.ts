@@ -2,7 +2,7 @@
  * Telemetry: one pino logger and a Prometheus registry wired into an actor system. A supervised
  * child crashes and restarts; the crash and supervisor reports are JSON lines with fixed fields,
  * and the restart shows up in the metrics text a /metrics endpoint would serve.
- * Run: npx tsx examples/telemetry.ts
+ * Run: npm run example examples/telemetry.ts
  */
 import { ActorSystem } from 'molo/actors';
 import { GenServer, Supervisor, worker } from 'molo/behaviours';

@@ -1,7 +1,7 @@
 /**
  * Topics: ephemeral, at-most-once pub/sub in one process — a callback subscriber, an actor
  * subscribed to a pattern, JSON payloads, an unrouted publish, and the broker's counters.
- * Run: npx tsx examples/topics.ts
+ * Run: npm run example examples/topics.ts
  */
 import { ActorSystem } from 'molo/actors';
 import { createBroker, isTopicMessage } from 'molo/bus';

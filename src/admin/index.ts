@@ -59,7 +59,7 @@ export {
 } from './tree-snapshot.js';
 export { takeProcessSnapshot, type ProcessEntry, type ProcessSnapshot } from './process-snapshot.js';
 /** Human-readable renderings of the snapshots above, as `molo tree` / `molo processes` / `molo health` print them. */
-export { formatHealth, formatProcesses, formatTree } from '../cli/format.js';
+export { formatHealth, formatProcesses, formatTree } from './format/snapshots.js';
 export { MAX_SNAPSHOT_BYTES, MIN_SNAPSHOT_BYTES } from './snapshot-budget.js';
 export { PROGRAM_SUPERVISOR_BEHAVIOUR, programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 export { ADMIN_MAX_ENQUEUE_BATCH, ADMIN_MAX_REDRIVE_IDS, matchTaskRoute, type TaskRoute } from './task-routes.js';

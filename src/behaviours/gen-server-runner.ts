@@ -2,10 +2,10 @@ import { CallRequest, ExitMessage, type ActorBehaviour, type ActorContext, type 
 import type { TimerEntry } from '../actors/timers.js';
 import { UndefinedCallback } from './errors.js';
 import { CastEnvelope, IdleTimeout, INIT_CONTINUE, NO_REPLY, TIMEOUT } from './gen-server-messages.js';
-import type { GenServer } from './gen-server.js';
+import type { GenServerCallbacks } from './gen-server-callbacks.js';
 import { StopRequest } from './stop-request.js';
 
-type AnyServer = GenServer<unknown, unknown, unknown, unknown, unknown>;
+type AnyServer = GenServerCallbacks<unknown, unknown, unknown, unknown, unknown>;
 
 /** Runs a GenServer instance on the kernel. Callbacks that return synchronously stay synchronous. */
 export class GenServerRunner implements ActorBehaviour<unknown> {
@@ -16,7 +16,7 @@ export class GenServerRunner implements ActorBehaviour<unknown> {
   #idle: { readonly entry: TimerEntry; readonly message: IdleTimeout } | undefined;
 
   constructor(
-    readonly create: () => GenServer<never, unknown, unknown, unknown, unknown>,
+    readonly create: () => GenServerCallbacks<never, unknown, unknown, unknown, unknown>,
     public parent: Ref | undefined,
     /** Made by `GenServer.behaviour`: started by whoever spawns it, so it acknowledges its own init. */
     readonly placed = false,

@@ -16,6 +16,7 @@ import type { PlacedSpawnOptions } from '../actors/placement/hub.js';
 import type { ActorSystem } from '../actors/system.js';
 import { StartFailed } from './errors.js';
 import { CastEnvelope, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
+import type { GenServerCallbacks } from './gen-server-callbacks.js';
 import { GenServerRunner } from './gen-server-runner.js';
 import { checkTimeoutOrInfinity, startActor } from './start-actor.js';
 import { requestStop } from './stop-request.js';
@@ -75,7 +76,9 @@ export type GenServerPlacedOptions = GenServerStartOptions & Pick<PlacedSpawnOpt
  * }
  * ```
  */
-export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Info = unknown, Continue = never> {
+export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Info = unknown, Continue = never>
+  implements GenServerCallbacks<Call, Reply, Cast, Info, Continue>
+{
   /** The actor's context; set before `init`. */
   ctx!: ActorContext;
   /** @internal continue step requested by the running callback */

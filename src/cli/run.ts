@@ -4,7 +4,7 @@ import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { ProcessSnapshot } from '../admin/process-snapshot.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
 import { errorOf, getJson } from './client.js';
-import { formatHealth, formatProcesses, formatTree } from './format.js';
+import { formatHealth, formatProcesses, formatTree } from '../admin/format/snapshots.js';
 import { formatNodes, isNodesReport, treePath } from './nodes.js';
 import type { NodesReport } from '../admin/nodes-view.js';
 

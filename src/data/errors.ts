@@ -307,13 +307,13 @@ export class NetworkFilesystem extends DbError {
   }
 }
 
-/** SQLite was asked for but the optional peer dependency `better-sqlite3` is not installed. */
+/** SQLite was asked for but `better-sqlite3` (a dependency of molo) is not there: left out of a bundle or a pruned install. */
 export class SqliteDriverMissing extends DbError {
   static override readonly code = DataErrorCode.SqliteDriverMissing;
   readonly packageName = 'better-sqlite3';
   constructor(options: DbErrorOptions = {}) {
     super(
-      'SQLite needs the package better-sqlite3, an optional peer dependency of molo that is not installed: run `npm install better-sqlite3`',
+      'SQLite needs the package better-sqlite3, a dependency of molo that is not installed here: run `npm install better-sqlite3`',
       options,
       DataErrorCode.SqliteDriverMissing,
       false,

@@ -8,6 +8,7 @@ const pkg = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) 
   repository: { type: string; url: string };
   homepage: string;
   bugs: { url: string };
+  engines: { node: string };
 };
 
 describe('package.json links', () => {
@@ -18,5 +19,15 @@ describe('package.json links', () => {
     expect(repository.pathname).toMatch(/^\/[\w.-]+\/[\w.-]+\.git$/);
     for (const link of [pkg.homepage, pkg.bugs.url]) expect(new URL(link).protocol).toBe('https:');
     expect(new URL(pkg.bugs.url).pathname).toBe(`${repository.pathname.replace(/\.git$/, '')}/issues`);
+  });
+});
+
+describe('package.json engines', () => {
+  // `require('molo')` loads the ESM build through require(esm), unflagged from Node 20.19 and 22.12
+  // (test/package/pack.test.ts requires the installed package); older Nodes would need a CommonJS build.
+  it('states the require(esm) floor, and the Node running the tests is above it', () => {
+    expect(pkg.engines.node).toBe('^20.19.0 || >=22.12.0');
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    expect((major === 20 && minor >= 19) || major > 22 || (major === 22 && minor >= 12)).toBe(true);
   });
 });

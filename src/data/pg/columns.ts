@@ -5,13 +5,9 @@
  */
 import type { RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
 import type { FieldInfo } from '../values.js';
-import type { ColumnDecoder, RowShape } from './frames.js';
-import type { ColumnDesc } from './statement-cache.js';
+import type { ColumnDecoder } from './frames.js';
+import type { ColumnDesc, ResultShape } from './result-shape.js';
 import type { PgTypes } from './types/index.js';
-
-export interface ResultShape extends RowShape {
-  readonly fields: readonly FieldInfo[];
-}
 
 export const NO_COLUMNS: ResultShape = Object.freeze({ names: [], decoders: [], fields: [] });
 

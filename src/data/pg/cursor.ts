@@ -16,7 +16,7 @@ import { serialize } from 'pg-protocol';
 import { NO_REPLY } from '../../behaviours/index.js';
 import { DbError, ProtocolError } from '../errors.js';
 import type { Row } from '../values.js';
-import type { ResultShape } from './columns.js';
+import type { ResultShape } from './result-shape.js';
 import { decodeDataRow, wellFramedRow } from './frames.js';
 import { Cancel, type Op, type Replier, type SessionHost } from './ops.js';
 import { CursorClose, CursorNext, type CursorBatch, type CursorOpen } from './requests.js';

@@ -6,7 +6,8 @@
 import { DbError, TooManyRows } from '../errors.js';
 import type { ResolvedPgConfig } from './config.js';
 import type { Result, Row } from '../values.js';
-import { NO_COLUMNS, type ResultShape } from './columns.js';
+import { NO_COLUMNS } from './columns.js';
+import type { ResultShape } from './result-shape.js';
 import type { Statement } from './statement-cache.js';
 
 export const OpKind = {

@@ -15,7 +15,7 @@ import type { DatabaseError, NotificationResponseMessage, ParameterDescriptionMe
 import { MAX_ROW_BYTES } from '../database.js';
 import { DbError, ProtocolError, RowTooLarge } from '../errors.js';
 import type { Logger } from '../../telemetry/index.js';
-import { allBinary, columnsOf, NO_COLUMNS, shapeOfColumns, shapeOfDescription, type ResultShape } from './columns.js';
+import { allBinary, columnsOf, NO_COLUMNS, shapeOfColumns, shapeOfDescription } from './columns.js';
 import type { CopySession } from './copy.js';
 import type { CursorSession } from './cursor.js';
 import { cstringBody, decodeDataRow, MessageParser, Msg, wellFramedRow, type FrameSink } from './frames.js';
@@ -24,7 +24,8 @@ import type { Notifications } from './notifications.js';
 import { Cancel, OpKind, type Op, type SessionHost } from './ops.js';
 import type { Pipeline } from './pipeline.js';
 import { isFatal, queryError, strayCancel } from './server-error.js';
-import { StatementState, type ColumnDesc, type StatementCache } from './statement-cache.js';
+import type { ColumnDesc, ResultShape } from './result-shape.js';
+import { StatementState, type StatementCache } from './statement-cache.js';
 
 /** Server parameters kept (the server sends about 15, and a few more as settings change). */
 const MAX_SERVER_PARAMS = 128;

@@ -5,7 +5,7 @@
  * out are handed back so the connection can Close them on the server.
  */
 import type { DatabaseError } from 'pg-protocol/dist/messages.js';
-import type { ResultShape } from './columns.js';
+import type { ColumnDesc, ResultShape } from './result-shape.js';
 
 export const StatementState = {
   /** Seen, not prepared: runs as the unnamed statement. */
@@ -18,12 +18,6 @@ export const StatementState = {
   Failed: 3,
 } as const;
 export type StatementState = (typeof StatementState)[keyof typeof StatementState];
-
-/** What RowDescription says of one column. */
-export interface ColumnDesc {
-  readonly name: string;
-  readonly typeOid: number;
-}
 
 export class Statement {
   name: string | null = null;

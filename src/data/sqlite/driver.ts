@@ -1,8 +1,9 @@
 /**
- * better-sqlite3 is an optional peer dependency: programs that never open SQLite need not compile
- * a native module. It is loaded only inside the writer and reader threads; this check, on the main
- * thread before any thread starts, turns its absence into one typed error naming the package
- * instead of a thread that dies at start.
+ * better-sqlite3 is a dependency of molo (the embedded default store), yet it can be missing: left
+ * out of a bundle or a pruned install. It is loaded only inside the writer and
+ * reader threads, so programs that never open SQLite never load it; this check, on the main thread
+ * before any thread starts, turns its absence into one typed error naming the package instead of a
+ * thread that dies at start.
  */
 import { createRequire } from 'node:module';
 import { SqliteDriverMissing, type RedactedConnection } from '../errors.js';

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DataErrorCode, SqliteDriverMissing } from '../../../src/data/index.js';
 import { checkSqliteDriver } from '../../../src/data/sqlite/driver.js';
 
-// The end-to-end case (an app that installed molo without better-sqlite3) is in test/package/pack.test.ts.
-describe('better-sqlite3 is an optional peer dependency', () => {
+// The installed case (an app that ran only `npm install molo` opens SQLite) is in test/package/pack.test.ts.
+describe('better-sqlite3, loaded only when SQLite is opened', () => {
   it('resolves when installed', () => {
     expect(() => checkSqliteDriver({ backend: 'sqlite', host: '/tmp/x.db' })).not.toThrow();
   });

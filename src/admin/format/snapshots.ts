@@ -1,6 +1,6 @@
-import type { HealthReport } from '../admin/admin-actor.js';
-import type { ProcessSnapshot } from '../admin/process-snapshot.js';
-import type { TreeNode, TreeSnapshot } from '../admin/tree-snapshot.js';
+import type { HealthReport } from '../admin-actor.js';
+import type { ProcessSnapshot } from '../process-snapshot.js';
+import type { TreeNode, TreeSnapshot } from '../tree-snapshot.js';
 
 /**
  * Human-readable renderings of admin snapshots. One line per process; the tree is drawn with
