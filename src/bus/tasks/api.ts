@@ -6,11 +6,12 @@
  * Priorities: a whole number in -1000..1000, higher runs first (as pg-boss); equal priorities run
  * in enqueue order (ids are UUIDv7, time-ordered).
  */
-import type { DataContext, Queryable } from '../../data/index.js';
+import type { Database, DataContext, Queryable } from '../../data/index.js';
 import type { JsonValue, TaskEnvelope, TaskInput } from './envelope.js';
 import type { TaskState } from './lifecycle.js';
 import type { RetryPolicy } from './retry.js';
 import type { TaskConcurrencyLimit } from './limits-shared.js';
+import type { TaskTables } from './schema.js';
 
 /** What happens to tasks still running when the shutdown deadline passes (R7-9). */
 export type TaskShutdownPolicy = 'requeue' | 'dead-letter';
@@ -137,6 +138,10 @@ export interface TaskQueueEvents {
 
 export interface TaskQueue {
   readonly backend: 'sqlite' | 'postgres';
+  /** The database the queue's tables live in (a scheduler writes its entries and fires beside them, in one transaction). */
+  readonly database: Database;
+  /** The queue's table names (see `table` in the queue's options). */
+  readonly tables: TaskTables;
   /** Creates the queue, or returns it when it exists (its config is updated). */
   createQueue(name: string, config?: TaskQueueConfig): Promise<TaskQueueInfo>;
   queues(): Promise<string[]>;

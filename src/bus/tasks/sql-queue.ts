@@ -111,6 +111,10 @@ export class SqlTaskQueue implements TaskQueue {
     this.#admin = new AdminOps(db, this.#ops, () => this.#now(), (changes) => this.#report(changes));
   }
 
+  get database(): Database {
+    return this.#db;
+  }
+
   /** Creates the tables if missing and, on Postgres, listens for enqueue wake-ups. */
   async open(): Promise<this> {
     await createTaskTables(this.#db, checkTaskPrefix(this.#options.table ?? DEFAULT_TASK_PREFIX));
