@@ -54,6 +54,14 @@ export class AdminOps {
     return { name: queue, counts, depth, deadLetters: counts[DEAD_LETTERED] };
   }
 
+  async pendingTaskNames(queue: string, limit: number): Promise<string[]> {
+    const { rows } = await this.db.query(
+      this.c.sql(`SELECT DISTINCT name FROM ${this.c.tables.tasks} WHERE queue = $1::text AND state IN ('queued', 'failed-retryable') LIMIT ${whole('pendingTaskNames.limit', limit, 100, 1, 10_000)}`),
+      [queue],
+    );
+    return rows.map((row) => String(row.name));
+  }
+
   async get(id: string): Promise<TaskRecord | undefined> {
     if (typeof id !== 'string') return undefined;
     const { rows } = await this.db.query(this.c.sql(`SELECT ${COLUMNS} FROM ${this.c.tables.tasks} WHERE id = $1::text`), [id]);

@@ -168,6 +168,8 @@ export interface TaskQueue {
   deadLetters(queue: string, options?: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]>;
   /** Moves dead letters back to `queued` with attempts 0 (all of the queue's, or those ids); resolves with how many. */
   redrive(queue: string, ids?: readonly string[]): Promise<number>;
+  /** Optional: names of tasks waiting in `queue` (queued or awaiting a retry), at most `limit`: a pool checks its handlers cover them before it starts. */
+  pendingTaskNames?(queue: string, limit: number): Promise<string[]>;
   /** Optional: resolves when an enqueue may have made work for `queue`, after `ms`, or when `signal` aborts (without it, worker pools poll). */
   waitForWork?(queue: string, ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
@@ -212,6 +214,11 @@ export interface TaskExecutor {
    * handlers lack; a non-Error thrown by a handler is wrapped in TaskHandlerFailed.
    */
   run(task: TaskEnvelope, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves with the handler names once the handlers are loaded (a `thread` or `process` host has
+   * imported its module); rejects with the cause when the module is unusable.
+   */
+  ready(): Promise<readonly string[]>;
   close(): Promise<void>;
 }
 

@@ -163,6 +163,11 @@ export class SqlTaskQueue implements TaskQueue {
     return info;
   }
 
+  pendingTaskNames(queue: string, limit: number): Promise<string[]> {
+    this.#open();
+    return this.#admin.pendingTaskNames(queue, limit);
+  }
+
   /** The queue's resolved config (cached; read from its row on first use). */
   async config(queue: string): Promise<ResolvedTaskQueueConfig> {
     this.#open();
