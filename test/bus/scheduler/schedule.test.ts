@@ -105,6 +105,12 @@ describe('schedules (S7-5)', () => {
     // Winter: 09:00 in Paris is 08:00 UTC; summer (after 2026-03-29): 07:00 UTC.
     expect(new Date(nextFireAfter(paris, T0)!).toISOString()).toBe('2026-01-01T08:00:00.000Z');
     expect(new Date(nextFireAfter(paris, Date.UTC(2026, 5, 1))!).toISOString()).toBe('2026-06-01T07:00:00.000Z');
+    // Daylight saving (as docs/scheduler.md says): the skipped 02:30 fires at 03:00 CEST; the repeated 02:30 fires once.
+    const early = parseSchedule({ kind: 'cron', expression: '30 2 * * *', timezone: 'Europe/Paris' }, T0);
+    expect(new Date(nextFireAfter(early, Date.UTC(2026, 2, 28, 12))!).toISOString()).toBe('2026-03-29T01:00:00.000Z');
+    const autumn = nextFireAfter(early, Date.UTC(2026, 9, 24, 12))!;
+    expect(new Date(autumn).toISOString()).toBe('2026-10-25T00:30:00.000Z');
+    expect(new Date(nextFireAfter(early, autumn)!).toISOString()).toBe('2026-10-26T01:30:00.000Z');
     const nyDaily = parseSchedule({ kind: 'cron', expression: '@daily', timezone: 'America/New_York' }, T0);
     expect(new Date(nextFireAfter(nyDaily, T0)!).toISOString()).toBe('2026-01-01T05:00:00.000Z');
     for (const timezone of ['Mars/Olympus', '', 'x'.repeat(80), 42]) {
