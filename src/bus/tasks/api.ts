@@ -111,6 +111,8 @@ export interface TaskQueueInfo {
   /** queued + leased + running + failed-retryable: what `maxDepth` bounds. */
   readonly depth: number;
   readonly deadLetters: number;
+  /** Paused: no worker takes its tasks (enqueues are still accepted). */
+  readonly paused: boolean;
 }
 
 export interface TaskDeadLetter {
@@ -168,6 +170,14 @@ export interface TaskQueue {
   deadLetters(queue: string, options?: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]>;
   /** Moves dead letters back to `queued` with attempts 0 (all of the queue's, or those ids); resolves with how many. */
   redrive(queue: string, ids?: readonly string[]): Promise<number>;
+  /** Stops every pool on every instance taking the queue's tasks (running ones finish); enqueues go on. Resolves false when it was already paused. */
+  pause(queue: string): Promise<boolean>;
+  /** Undoes `pause` and wakes the pools; resolves false when it was not paused. */
+  resume(queue: string): Promise<boolean>;
+  /** Deletes the queue's waiting tasks (queued and awaiting a retry; with `deadLetters`, dead letters too); taken ones are left. Resolves with how many. */
+  purge(queue: string, options?: { readonly deadLetters?: boolean }): Promise<number>;
+  /** Deletes the queue and all its tasks; refused (TaskStateConflict) while tasks are taken, unless `force`. Resolves with the tasks deleted. */
+  deleteQueue(queue: string, options?: { readonly force?: boolean }): Promise<number>;
   /** Optional: names of tasks waiting in `queue` (queued or awaiting a retry), at most `limit`: a pool checks its handlers cover them before it starts. */
   pendingTaskNames?(queue: string, limit: number): Promise<string[]>;
   /** Optional: resolves when an enqueue may have made work for `queue`, after `ms`, or when `signal` aborts (without it, worker pools poll). */
