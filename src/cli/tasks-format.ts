@@ -8,7 +8,7 @@ export function formatQueues(queues: readonly TaskQueueInfo[]): string {
       .filter(([, n]) => n > 0)
       .map(([state, n]) => `${state} ${n}`)
       .join(', ');
-    return `${info.name}  depth ${info.depth}  dead letters ${info.deadLetters}${counts === '' ? '' : `  (${counts})`}`;
+    return `${info.name}${info.paused === true ? '  PAUSED' : ''}  depth ${info.depth}  dead letters ${info.deadLetters}${counts === '' ? '' : `  (${counts})`}`;
   });
   return `${rows.join('\n')}\n`;
 }

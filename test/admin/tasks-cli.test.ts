@@ -81,6 +81,22 @@ describe('molo tasks', () => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain('TASK_STATE_CONFLICT');
 
+    // Whole-queue operations: pause, resume, purge, delete.
+    expect((await cli(['pause', 'mail'], env)).stdout).toBe('mail  paused\n');
+    expect((await cli(['pause', 'mail'], env)).stdout).toBe('mail  paused (already)\n');
+    expect((await cli(['list'], env)).stdout).toContain('mail  PAUSED  depth 0');
+    expect((await queue.queueInfo('mail')).paused).toBe(true);
+    expect((await cli(['resume', 'mail'], env)).stdout).toBe('mail  resumed\n');
+    await queue.enqueueMany('mail', [{ name: 'a' }, { name: 'b' }]);
+    expect((await cli(['purge', 'mail'], env)).stdout).toBe('2 purged\n');
+    await queue.enqueue('mail', { name: 'c' });
+    expect((await cli(['delete-queue', 'mail', '--json'], env)).stdout).toContain('"deleted": 2');
+    expect(await queue.queues()).not.toContain('mail');
+    const noTokenPause = await cli(['pause', 'jobs'], { MOLO_ADMIN_URL: node.adminUrl! });
+    expect(noTokenPause.code).toBe(1);
+    expect(noTokenPause.stderr).toContain('ADMIN_UNAUTHORIZED');
+    await queue.createQueue('mail');
+
     // Errors: no token for a mutating command, an unknown task, usage.
     const noToken = await cli(['cancel', id], { MOLO_ADMIN_URL: node.adminUrl! });
     expect(noToken.code).toBe(1);
