@@ -1,7 +1,7 @@
 /**
  * The task endpoints of the admin surface, registered when the admin is given a TaskQueue. They
  * call the public TaskQueue API only (R7-10). Reads follow the surface's token rule; the mutating
- * ones (enqueue, retry, cancel, redrive) need a configured token, and are refused outright (403
+ * ones (enqueue, retry, cancel, redrive, pause, resume, purge, delete) need a configured token, and are refused outright (403
  * ADMIN_TOKEN_REQUIRED) on a surface without one.
  *
  *   GET  /tasks/queues                    every queue with its counts
@@ -10,6 +10,9 @@
  *   GET  /tasks/queues/:queue/dlq         dead letters (?limit=&after=)
  *   POST /tasks/queues/:queue/enqueue     { task } or { tasks: [...] }, optional { priority }
  *   POST /tasks/queues/:queue/redrive     { ids? }
+ *   POST /tasks/queues/:queue/pause | /resume
+ *   POST /tasks/queues/:queue/purge       { deadLetters? }
+ *   POST /tasks/queues/:queue/delete      { force? }
  *   GET  /tasks/:id                       one task with its history
  *   POST /tasks/:id/retry | /tasks/:id/cancel
  */
@@ -29,10 +32,10 @@ const MAX_LISTED_QUEUES = 1_000;
 
 export type TaskRoute =
   | { readonly kind: 'queues' }
-  | { readonly kind: 'queue' | 'list' | 'dlq' | 'enqueue' | 'redrive'; readonly queue: string }
+  | { readonly kind: 'queue' | 'list' | 'dlq' | 'enqueue' | 'redrive' | 'pause' | 'resume' | 'purge' | 'delete'; readonly queue: string }
   | { readonly kind: 'task' | 'retry' | 'cancel'; readonly id: string };
 
-const MUTATING: ReadonlySet<TaskRoute['kind']> = new Set(['enqueue', 'redrive', 'retry', 'cancel']);
+const MUTATING: ReadonlySet<TaskRoute['kind']> = new Set(['enqueue', 'redrive', 'retry', 'cancel', 'pause', 'resume', 'purge', 'delete']);
 
 export interface TaskRouteContext {
   readonly queue: TaskQueue;
@@ -67,7 +70,7 @@ function routeOf(s: string[]): TaskRoute | undefined {
     const queue = s[1]!;
     if (s.length === 2) return { kind: 'queue', queue };
     if (s.length !== 3) return undefined;
-    const kind = ({ tasks: 'list', dlq: 'dlq', enqueue: 'enqueue', redrive: 'redrive' } as const)[s[2]!];
+    const kind = ({ tasks: 'list', dlq: 'dlq', enqueue: 'enqueue', redrive: 'redrive', pause: 'pause', resume: 'resume', purge: 'purge', delete: 'delete' } as const)[s[2]!];
     return kind === undefined ? undefined : { kind, queue };
   }
   if (s.length === 1) return { kind: 'task', id: s[0]! };
@@ -121,6 +124,23 @@ export async function serveTaskRoute(context: TaskRouteContext, route: TaskRoute
       const body = objectBody(await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs), ['ids']);
       const ids = body.ids === undefined ? undefined : stringList('ids', body.ids, ADMIN_MAX_REDRIVE_IDS);
       send(response, 200, { redriven: await queue.redrive(route.queue, ids) });
+      return;
+    }
+    case 'pause':
+    case 'resume': {
+      await readJsonBody(request, context.maxBodyBytes);
+      const changed = route.kind === 'pause' ? await queue.pause(route.queue) : await queue.resume(route.queue);
+      send(response, 200, { queue: route.queue, paused: route.kind === 'pause', changed });
+      return;
+    }
+    case 'purge': {
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['deadLetters']);
+      send(response, 200, { purged: await queue.purge(route.queue, { deadLetters: flag('deadLetters', body.deadLetters) }) });
+      return;
+    }
+    case 'delete': {
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['force']);
+      send(response, 200, { deleted: await queue.deleteQueue(route.queue, { force: flag('force', body.force) }) });
       return;
     }
     case 'enqueue': {
@@ -196,4 +216,10 @@ function stringList(field: string, value: unknown, max: number): string[] {
     throw new AdminBadRequest(field, `must be an array of at most ${max} task ids`);
   }
   return value as string[];
+}
+
+function flag(field: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new AdminBadRequest(field, 'must be true or false');
+  return value;
 }

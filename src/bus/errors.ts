@@ -29,6 +29,7 @@ export const BusErrorCode = {
   IntervalTooShort: 'SCHEDULE_INTERVAL_TOO_SHORT',
   ScheduleExists: 'SCHEDULE_EXISTS',
   ScheduleLimit: 'SCHEDULE_LIMIT',
+  SchedulerQueueMismatch: 'SCHEDULE_QUEUE_DATABASE_MISMATCH',
   InvalidChannel: 'TOPIC_INVALID_CHANNEL',
   ChannelTooLong: 'TOPIC_CHANNEL_TOO_LONG',
   PayloadTooLarge: 'TOPIC_PAYLOAD_TOO_LARGE',

@@ -8,14 +8,19 @@ export function formatQueues(queues: readonly TaskQueueInfo[]): string {
       .filter(([, n]) => n > 0)
       .map(([state, n]) => `${state} ${n}`)
       .join(', ');
-    return `${info.name}  depth ${info.depth}  dead letters ${info.deadLetters}${counts === '' ? '' : `  (${counts})`}`;
+    return `${info.name}${info.paused === true ? '  PAUSED' : ''}  depth ${info.depth}  dead letters ${info.deadLetters}${counts === '' ? '' : `  (${counts})`}`;
   });
   return `${rows.join('\n')}\n`;
 }
 
+/** Attempts made against attempts allowed (the first run plus `max_retries` retries), as BullMQ's attemptsMade / attempts. */
+function attemptsOf(envelope: { readonly attempts: number; readonly max_retries: number }): string {
+  return `${envelope.attempts}/${envelope.max_retries + 1}`;
+}
+
 export function formatTaskLine(task: TaskRecord): string {
   const { envelope } = task;
-  return `${envelope.id}  ${task.queue}  ${envelope.name}  ${task.state}  attempts ${envelope.attempts}/${envelope.max_retries}  priority ${task.priority}\n`;
+  return `${envelope.id}  ${task.queue}  ${envelope.name}  ${task.state}  attempts ${attemptsOf(envelope)}  priority ${task.priority}\n`;
 }
 
 export function formatTask(task: TaskRecord): string {
@@ -32,7 +37,7 @@ export function formatTask(task: TaskRecord): string {
 export function formatDeadLetters(letters: readonly TaskDeadLetter[]): string {
   if (letters.length === 0) return 'no dead letters\n';
   const rows = letters.map(
-    (letter) => `${letter.envelope.id}  ${letter.envelope.name}  ${letter.reason}  ${new Date(letter.at).toISOString()}  attempts ${letter.envelope.attempts}${letter.detail === undefined ? '' : `  ${letter.detail}`}`,
+    (letter) => `${letter.envelope.id}  ${letter.envelope.name}  ${letter.reason}  ${new Date(letter.at).toISOString()}  attempts ${attemptsOf(letter.envelope)}${letter.detail === undefined ? '' : `  ${letter.detail}`}`,
   );
   return `${rows.join('\n')}\n`;
 }

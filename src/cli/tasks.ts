@@ -24,8 +24,11 @@ commands:
   cancel ID                                          a queued or running task is cancelled
   dlq QUEUE [--limit N] [--after ID]                 the queue's dead letters
   redrive QUEUE [ID...]                              dead letters back to queued (all, or those ids)
+  pause QUEUE | resume QUEUE                         stop or restart every pool taking the queue's tasks
+  purge QUEUE [--dead-letters]                       delete the waiting tasks (and the dead letters)
+  delete-queue QUEUE [--force]                       delete the queue and its tasks (--force: with tasks in flight)
 
-environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required by enqueue, retry, cancel and redrive)
+environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required by every command that changes something)
 exit codes: 0 ok, 1 error (unknown task or queue, refused, node unreachable), 2 usage
 `;
 
@@ -80,6 +83,8 @@ function parse(argv: readonly string[]): { values: Values; positionals: string[]
         'idempotency-key': { type: 'string' },
         file: { type: 'string' },
         batch: { type: 'string' },
+        'dead-letters': { type: 'boolean' },
+        force: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -132,6 +137,25 @@ async function execute(command: string | undefined, args: string[], values: Valu
       arity(args, 1, Number.POSITIVE_INFINITY, 'redrive QUEUE [ID...]');
       const body = (await ask(target, 'POST', `${queuePath(args[0]!)}/redrive`, args.length > 1 ? { ids: args.slice(1) } : {})) as { redriven: number };
       print(body, () => `${body.redriven} redriven\n`);
+      return ExitCode.Ok;
+    }
+    case 'pause':
+    case 'resume': {
+      arity(args, 1, 1, `${command} QUEUE`);
+      const body = (await ask(target, 'POST', `${queuePath(args[0]!)}/${command}`, {})) as { changed: boolean };
+      print(body, () => `${args[0]}  ${command === 'pause' ? 'paused' : 'resumed'}${body.changed ? '' : ' (already)'}\n`);
+      return ExitCode.Ok;
+    }
+    case 'purge': {
+      arity(args, 1, 1, 'purge QUEUE');
+      const body = (await ask(target, 'POST', `${queuePath(args[0]!)}/purge`, values['dead-letters'] === true ? { deadLetters: true } : {})) as { purged: number };
+      print(body, () => `${body.purged} purged\n`);
+      return ExitCode.Ok;
+    }
+    case 'delete-queue': {
+      arity(args, 1, 1, 'delete-queue QUEUE');
+      const body = (await ask(target, 'POST', `${queuePath(args[0]!)}/delete`, values.force === true ? { force: true } : {})) as { deleted: number };
+      print(body, () => `${args[0]} deleted (${body.deleted} tasks)\n`);
       return ExitCode.Ok;
     }
     case 'enqueue':

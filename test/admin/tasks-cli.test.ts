@@ -51,7 +51,7 @@ describe('molo tasks', () => {
     const [first] = await queue.list('jobs', { limit: 1 });
     const status = await runMolo(['tasks', 'status', first!.envelope.id], env);
     expect(status.code).toBe(0);
-    expect(status.stdout).toBe(`${first!.envelope.id}  jobs  resize  queued  attempts 0/5  priority 0\n`);
+    expect(status.stdout).toBe(`${first!.envelope.id}  jobs  resize  queued  attempts 0/6  priority 0\n`);
     await node.stop();
   }, 120_000);
 
@@ -65,7 +65,7 @@ describe('molo tasks', () => {
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     const queues = await cli(['list'], env);
     expect(queues.stdout).toContain('mail  depth 1  dead letters 0  (queued 1)');
-    expect((await cli(['list', 'mail', '--state', 'queued'], env)).stdout).toBe(`${id}  mail  send  queued  attempts 0/0  priority 3\n`);
+    expect((await cli(['list', 'mail', '--state', 'queued'], env)).stdout).toBe(`${id}  mail  send  queued  attempts 0/1  priority 3\n`);
     const inspect = await cli(['inspect', id], env);
     expect(inspect.stdout).toContain('payload {"to":"a@example.com"}');
     expect(inspect.stdout).toMatch(/history:\n {4}\d{4}-.*Z {2}queued/);
@@ -74,12 +74,28 @@ describe('molo tasks', () => {
 
     const [leased] = await queue.lease('mail', 1);
     await queue.settle('mail', [{ id, leaseToken: leased!.leaseToken, outcome: { kind: 'failed', reason: 'error', detail: 'smtp down' } }]);
-    expect((await cli(['dlq', 'mail'], env)).stdout).toMatch(new RegExp(`^${id}  send  max-retries  .*smtp down`));
+    expect((await cli(['dlq', 'mail'], env)).stdout).toMatch(new RegExp(`^${id}  send  max-retries  .*  attempts 1/1  .*smtp down`));
     expect((await cli(['redrive', 'mail'], env)).stdout).toBe('1 redriven\n');
     expect((await cli(['cancel', id], env)).stdout).toBe(`${id}  cancelled\n`);
     const conflict = await cli(['retry', id], env);
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain('TASK_STATE_CONFLICT');
+
+    // Whole-queue operations: pause, resume, purge, delete.
+    expect((await cli(['pause', 'mail'], env)).stdout).toBe('mail  paused\n');
+    expect((await cli(['pause', 'mail'], env)).stdout).toBe('mail  paused (already)\n');
+    expect((await cli(['list'], env)).stdout).toContain('mail  PAUSED  depth 0');
+    expect((await queue.queueInfo('mail')).paused).toBe(true);
+    expect((await cli(['resume', 'mail'], env)).stdout).toBe('mail  resumed\n');
+    await queue.enqueueMany('mail', [{ name: 'a' }, { name: 'b' }]);
+    expect((await cli(['purge', 'mail'], env)).stdout).toBe('2 purged\n');
+    await queue.enqueue('mail', { name: 'c' });
+    expect((await cli(['delete-queue', 'mail', '--json'], env)).stdout).toContain('"deleted": 2');
+    expect(await queue.queues()).not.toContain('mail');
+    const noTokenPause = await cli(['pause', 'jobs'], { MOLO_ADMIN_URL: node.adminUrl! });
+    expect(noTokenPause.code).toBe(1);
+    expect(noTokenPause.stderr).toContain('ADMIN_UNAUTHORIZED');
+    await queue.createQueue('mail');
 
     // Errors: no token for a mutating command, an unknown task, usage.
     const noToken = await cli(['cancel', id], { MOLO_ADMIN_URL: node.adminUrl! });

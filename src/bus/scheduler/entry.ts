@@ -32,7 +32,7 @@ export interface ScheduleEntryPatch {
 export type StoredSchedule =
   | { readonly kind: 'at'; readonly runAt: number; readonly missed: MissedFirePolicy }
   | { readonly kind: 'interval'; readonly everyMs: number; readonly anchor: number; readonly missed: MissedFirePolicy }
-  | { readonly kind: 'cron'; readonly expression: string; readonly missed: MissedFirePolicy };
+  | { readonly kind: 'cron'; readonly expression: string; readonly timezone?: string; readonly missed: MissedFirePolicy };
 
 export interface ScheduleEntry {
   readonly id: string;
@@ -91,7 +91,8 @@ function storedOf(schedule: Schedule): StoredSchedule {
     case 'interval':
       return { kind: 'interval', everyMs: schedule.everyMs, anchor: schedule.anchor, missed: schedule.missed };
     case 'cron':
-      return { kind: 'cron', expression: schedule.expression, missed: schedule.missed };
+      // UTC is left out, so entries stored before time zones existed read back the same.
+      return { kind: 'cron', expression: schedule.expression, ...(schedule.timezone === 'UTC' ? {} : { timezone: schedule.timezone }), missed: schedule.missed };
     default:
       throw new InvalidSchedule('kind', 'unknown');
   }

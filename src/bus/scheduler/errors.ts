@@ -67,3 +67,21 @@ export class SchedulerClosed extends MoloError {
     super(BusErrorCode.SchedulerClosed, `scheduler '${scheduler}' is closed`);
   }
 }
+
+/**
+ * `openScheduler` with a `db` in which the queue's tables are not found: every fire would fail.
+ * Leave `db` out and the scheduler uses the queue's own database.
+ */
+export class SchedulerQueueMismatch extends MoloError {
+  static readonly code = BusErrorCode.SchedulerQueueMismatch;
+  constructor(
+    readonly table: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      BusErrorCode.SchedulerQueueMismatch,
+      `the scheduler's db does not hold the task queue's table ${table}: leave \`db\` out to use the queue's own database`,
+      options,
+    );
+  }
+}

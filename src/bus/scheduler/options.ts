@@ -4,13 +4,17 @@ import type { Registry } from 'prom-client';
 import type { Database } from '../../data/index.js';
 import type { KvStore } from '../../data/kv/index.js';
 import { InvalidBusOption } from '../errors.js';
+import { SchedulerQueueMismatch } from './errors.js';
 import type { TaskQueue } from '../tasks/api.js';
 import { SCHEDULER_DEFAULTS } from './schedule.js';
 import { DEFAULT_SCHEDULE_TABLE, ScheduleStore } from './store.js';
 
 export interface SchedulerOptions {
-  /** The task queue's database: a fire's enqueue and its bookkeeping commit in one transaction on it. */
-  readonly db: Database;
+  /**
+   * The task queue's database: a fire's enqueue and its bookkeeping commit in one transaction on it.
+   * Default: the queue's own (`queue.database`); another one is refused at open unless it holds the queue's tables.
+   */
+  readonly db?: Database;
   readonly queue: TaskQueue;
   /** The scheduler's name: its lease (`molo:lease:<name>`) and fence key. Default `scheduler`. */
   readonly name?: string;
@@ -49,9 +53,10 @@ export interface ResolvedSchedulerOptions {
 
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   if (options === null || typeof options !== 'object') throw new InvalidBusOption('scheduler', 'must be an object');
-  const { db, queue } = options;
-  if (typeof db?.transaction !== 'function') throw new InvalidBusOption('scheduler.db', 'must be a Database');
+  const { queue } = options;
   if (typeof queue?.enqueue !== 'function') throw new InvalidBusOption('scheduler.queue', 'must be a TaskQueue');
+  const db = options.db ?? queue.database;
+  if (typeof db?.transaction !== 'function') throw new InvalidBusOption('scheduler.db', 'must be a Database');
   if (options.leaseStore !== undefined && typeof options.leaseStore?.setIfVersion !== 'function') throw new InvalidBusOption('scheduler.leaseStore', 'must be a KvStore');
   const name = options.name ?? 'scheduler';
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(name)) throw new InvalidBusOption('scheduler.name', 'must be 1..128 characters of A-Z a-z 0-9 _ . : -');
@@ -67,6 +72,17 @@ export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSche
     maxSchedules: whole('scheduler.maxSchedules', options.maxSchedules ?? 10_000, 1, SCHEDULER_CAPS.maxSchedules),
     misfireGraceMs: whole('scheduler.misfireGraceMs', options.misfireGraceMs ?? SCHEDULER_DEFAULTS.misfireGraceMs, 0, 3_600_000),
   };
+}
+
+/** A `db` other than the queue's must at least hold its tables, or every fire would fail (no such table). */
+export async function checkQueueDatabase(config: Pick<ResolvedSchedulerOptions, 'db' | 'queue'>): Promise<void> {
+  if (config.db === config.queue.database) return;
+  const table = config.queue.tables.queues;
+  try {
+    await config.db.query(`SELECT 1 FROM ${table} WHERE 1 = 0`);
+  } catch (error) {
+    throw new SchedulerQueueMismatch(table, { cause: error });
+  }
 }
 
 export function whole(option: string, value: number, min: number, max: number): number {

@@ -1,6 +1,7 @@
 /**
  * What a schedule entry says about time (S7-5): `at` (a delayed task, one fire), `interval` (every
- * N ms, at least 60 s, anchored so fires never drift) or `cron` (5 fields, UTC, parsed by croner).
+ * N ms, at least 60 s, anchored so fires never drift) or `cron` (5 fields or a nickname, UTC or an
+ * IANA time zone, parsed by croner).
  * Validated once by {@link parseSchedule}; {@link nextFireAfter} is pure: it reads no clock but the
  * time it is given, so the scheduler feeds it its injected clock's wall time and a SimulatedClock
  * drives it in tests.
@@ -21,13 +22,20 @@ export type ScheduleInput =
       readonly anchor?: Date | number | string;
       readonly missed?: MissedFirePolicy;
     }
-  | { readonly kind: 'cron'; readonly expression: string; readonly missed?: MissedFirePolicy };
+  | {
+      readonly kind: 'cron';
+      /** 5 fields (minute hour day-of-month month day-of-week) or a nickname: `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`. */
+      readonly expression: string;
+      /** An IANA time zone the fields are read in (`Europe/Paris`); default `UTC`. Daylight-saving gaps and overlaps follow croner. */
+      readonly timezone?: string;
+      readonly missed?: MissedFirePolicy;
+    };
 
 /** A validated schedule; times are epoch milliseconds (wall clock, UTC). */
 export type Schedule =
   | { readonly kind: 'at'; readonly runAt: number; readonly missed: MissedFirePolicy }
   | { readonly kind: 'interval'; readonly everyMs: number; readonly anchor: number; readonly missed: MissedFirePolicy }
-  | { readonly kind: 'cron'; readonly expression: string; readonly cron: Cron; readonly missed: MissedFirePolicy };
+  | { readonly kind: 'cron'; readonly expression: string; readonly timezone: string; readonly cron: Cron; readonly missed: MissedFirePolicy };
 
 export const SCHEDULER_DEFAULTS = Object.freeze({
   /** How often the scheduler looks for due entries (S7-5). */
@@ -61,7 +69,10 @@ export function parseSchedule(input: ScheduleInput, nowMs: number): Schedule {
       return Object.freeze({ kind: 'interval', everyMs, anchor, missed });
     }
     case 'cron':
-      return Object.freeze({ kind: 'cron', expression: input.expression, cron: parseCron(input.expression), missed });
+    {
+      const timezone = checkTimezone(input.timezone ?? 'UTC');
+      return Object.freeze({ kind: 'cron', expression: input.expression, timezone, cron: parseCron(input.expression, timezone), missed });
+    }
     default:
       throw new InvalidSchedule('kind', `must be 'at', 'interval' or 'cron', got ${String((input as { kind?: unknown }).kind)}`);
   }
@@ -95,20 +106,46 @@ export function firstDue(schedule: Schedule, clock: Pick<Clock, 'wallNow'>): num
   return schedule.kind === 'at' ? schedule.runAt : nextFireAfter(schedule, now);
 }
 
+/** The usual nicknames, as the 5 fields they stand for (Vixie cron's table). */
+const CRON_NICKNAMES: Readonly<Record<string, string>> = Object.freeze({
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+});
+
+/** An IANA zone name the platform knows (`Intl` refuses the rest), at most 64 characters. */
+function checkTimezone(timezone: unknown): string {
+  if (typeof timezone !== 'string' || timezone.length === 0 || timezone.length > 64) throw new InvalidSchedule('timezone', 'must be an IANA time zone name such as Europe/Paris');
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: timezone });
+  } catch {
+    throw new InvalidSchedule('timezone', `unknown time zone ${JSON.stringify(timezone)}`);
+  }
+  return timezone;
+}
+
 /**
- * Checks and compiles a 5-field UTC cron expression (minute hour day-of-month month day-of-week);
- * nicknames (`@daily`), seconds and years are refused, and so is an expression that never fires.
+ * Checks and compiles a 5-field cron expression (minute hour day-of-month month day-of-week) or a
+ * nickname (`@daily`), read in `timezone` (default UTC); seconds and years are refused, and so is
+ * an expression that never fires.
  */
-export function parseCron(expression: unknown): Cron {
+export function parseCron(expression: unknown, timezone = 'UTC'): Cron {
   if (typeof expression !== 'string' || expression.length > MAX_CRON_LENGTH) {
     throw new InvalidCronExpression(expression, `must be a string of at most ${MAX_CRON_LENGTH} characters`);
   }
-  const fields = expression.trim().split(/\s+/);
+  const trimmed = expression.trim();
+  const nickname = trimmed.startsWith('@') ? CRON_NICKNAMES[trimmed.toLowerCase()] : undefined;
+  if (trimmed.startsWith('@') && nickname === undefined) throw new InvalidCronExpression(expression, `unknown nickname; one of ${Object.keys(CRON_NICKNAMES).join(', ')}`);
+  const fields = (nickname ?? trimmed).split(/\s+/);
   if (fields.length !== 5 || fields[0] === '') throw new InvalidCronExpression(expression, `must have 5 fields (minute hour day-of-month month day-of-week), has ${fields[0] === '' ? 0 : fields.length}`);
   let cron: Cron;
   try {
     // No function: croner only computes times, it arms no timer of its own.
-    cron = new Cron(fields.join(' '), { mode: '5-part', timezone: 'Etc/UTC' });
+    cron = new Cron(fields.join(' '), { mode: '5-part', timezone: timezone === 'UTC' ? 'Etc/UTC' : timezone });
   } catch (error) {
     throw new InvalidCronExpression(expression, (error as Error).message.replace(/^CronPattern: /, ''), { cause: error });
   }

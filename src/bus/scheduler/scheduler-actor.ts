@@ -24,7 +24,7 @@ import { LeaderLease } from '../leases/leader-lease.js';
 import { scheduleOf, type ScheduleEntry } from './entry.js';
 import type { SchedulerCounts } from './metrics.js';
 import { decideFires } from './missed-fires.js';
-import type { ResolvedSchedulerOptions } from './options.js';
+import { checkQueueDatabase, type ResolvedSchedulerOptions } from './options.js';
 
 export const SchedulerSpanName = {
   /** One fire: its transaction (fence, next-fire update, enqueue). */
@@ -93,6 +93,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
     const { leaseStore, name, holder, lease, store, db } = this.#config;
     this.ctx.register(schedulerServerName(name));
     // Idempotent, so a supervised scheduler needs no setup step of its own.
+    await checkQueueDatabase(this.#config);
     await store.create();
     await createFenceTable(db);
     // onEvent runs in the lease actor: it only forwards, so no event is missed between start and subscribe.

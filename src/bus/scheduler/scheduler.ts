@@ -22,7 +22,7 @@ import { InvalidSchedule, ScheduleExists, ScheduleLimitReached, ScheduleNotFound
 import { emptySchedulerCounts, schedulerMetrics } from './metrics.js';
 import { firstDue } from './schedule.js';
 import { SchedulerServer, schedulerServerName, type SchedulerStatus } from './scheduler-actor.js';
-import { resolveSchedulerOptions, SCHEDULER_CAPS, whole, type ResolvedSchedulerOptions, type SchedulerOptions } from './options.js';
+import { checkQueueDatabase, resolveSchedulerOptions, SCHEDULER_CAPS, whole, type ResolvedSchedulerOptions, type SchedulerOptions } from './options.js';
 
 export interface ScheduleListOptions {
   /** Default 100, at most 1,000. */
@@ -51,6 +51,7 @@ export class Scheduler {
    */
   static async open(system: ActorSystem, options: SchedulerOptions & { readonly start?: boolean }): Promise<Scheduler> {
     const config = resolveSchedulerOptions(options);
+    await checkQueueDatabase(config);
     await config.store.create();
     await createFenceTable(config.db);
     if (options.start === false) return new Scheduler(config.name, undefined, system, config, undefined, () => undefined);

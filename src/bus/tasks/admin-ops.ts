@@ -13,6 +13,7 @@ import { ENVELOPE_COLUMNS, hydrate } from './envelope-store.js';
 import { envelopeOf, type Change, type OpsContext } from './lease-ops.js';
 import { TASK_STATES, type TaskEventType, type TaskState } from './lifecycle.js';
 import { whole, type ResolvedTaskQueueConfig } from './queue-config.js';
+import { isPaused } from './queue-ops.js';
 import { enforceDeadLetterCaps } from './settle-ops.js';
 import { ACTIVE, DEAD_LETTERED, historyLine, parseHistory, REDRIVABLE, REDRIVEN, sqlStates, walk } from './transitions.js';
 
@@ -51,7 +52,15 @@ export class AdminOps {
     const counts = Object.fromEntries(TASK_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
     for (const row of rows) counts[String(row.state) as TaskState] = toNumber(row.n);
     const depth = ACTIVE.reduce((sum, state) => sum + counts[state], 0);
-    return { name: queue, counts, depth, deadLetters: counts[DEAD_LETTERED] };
+    return { name: queue, counts, depth, deadLetters: counts[DEAD_LETTERED], paused: await isPaused(this.db, this.c, queue) };
+  }
+
+  async pendingTaskNames(queue: string, limit: number): Promise<string[]> {
+    const { rows } = await this.db.query(
+      this.c.sql(`SELECT DISTINCT name FROM ${this.c.tables.tasks} WHERE queue = $1::text AND state IN ('queued', 'failed-retryable') LIMIT ${whole('pendingTaskNames.limit', limit, 100, 1, 10_000)}`),
+      [queue],
+    );
+    return rows.map((row) => String(row.name));
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {

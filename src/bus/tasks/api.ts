@@ -6,11 +6,12 @@
  * Priorities: a whole number in -1000..1000, higher runs first (as pg-boss); equal priorities run
  * in enqueue order (ids are UUIDv7, time-ordered).
  */
-import type { DataContext, Queryable } from '../../data/index.js';
+import type { Database, DataContext, Queryable } from '../../data/index.js';
 import type { JsonValue, TaskEnvelope, TaskInput } from './envelope.js';
 import type { TaskState } from './lifecycle.js';
 import type { RetryPolicy } from './retry.js';
 import type { TaskConcurrencyLimit } from './limits-shared.js';
+import type { TaskTables } from './schema.js';
 
 /** What happens to tasks still running when the shutdown deadline passes (R7-9). */
 export type TaskShutdownPolicy = 'requeue' | 'dead-letter';
@@ -110,6 +111,8 @@ export interface TaskQueueInfo {
   /** queued + leased + running + failed-retryable: what `maxDepth` bounds. */
   readonly depth: number;
   readonly deadLetters: number;
+  /** Paused: no worker takes its tasks (enqueues are still accepted). */
+  readonly paused: boolean;
 }
 
 export interface TaskDeadLetter {
@@ -137,6 +140,10 @@ export interface TaskQueueEvents {
 
 export interface TaskQueue {
   readonly backend: 'sqlite' | 'postgres';
+  /** The database the queue's tables live in (a scheduler writes its entries and fires beside them, in one transaction). */
+  readonly database: Database;
+  /** The queue's table names (see `table` in the queue's options). */
+  readonly tables: TaskTables;
   /** Creates the queue, or returns it when it exists (its config is updated). */
   createQueue(name: string, config?: TaskQueueConfig): Promise<TaskQueueInfo>;
   queues(): Promise<string[]>;
@@ -163,6 +170,16 @@ export interface TaskQueue {
   deadLetters(queue: string, options?: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]>;
   /** Moves dead letters back to `queued` with attempts 0 (all of the queue's, or those ids); resolves with how many. */
   redrive(queue: string, ids?: readonly string[]): Promise<number>;
+  /** Stops every pool on every instance taking the queue's tasks (running ones finish); enqueues go on. Resolves false when it was already paused. */
+  pause(queue: string): Promise<boolean>;
+  /** Undoes `pause` and wakes the pools; resolves false when it was not paused. */
+  resume(queue: string): Promise<boolean>;
+  /** Deletes the queue's waiting tasks (queued and awaiting a retry; with `deadLetters`, dead letters too); taken ones are left. Resolves with how many. */
+  purge(queue: string, options?: { readonly deadLetters?: boolean }): Promise<number>;
+  /** Deletes the queue and all its tasks; refused (TaskStateConflict) while tasks are taken, unless `force`. Resolves with the tasks deleted. */
+  deleteQueue(queue: string, options?: { readonly force?: boolean }): Promise<number>;
+  /** Optional: names of tasks waiting in `queue` (queued or awaiting a retry), at most `limit`: a pool checks its handlers cover them before it starts. */
+  pendingTaskNames?(queue: string, limit: number): Promise<string[]>;
   /** Optional: resolves when an enqueue may have made work for `queue`, after `ms`, or when `signal` aborts (without it, worker pools poll). */
   waitForWork?(queue: string, ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
@@ -207,6 +224,11 @@ export interface TaskExecutor {
    * handlers lack; a non-Error thrown by a handler is wrapped in TaskHandlerFailed.
    */
   run(task: TaskEnvelope, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves with the handler names once the handlers are loaded (a `thread` or `process` host has
+   * imported its module); rejects with the cause when the module is unusable.
+   */
+  ready(): Promise<readonly string[]>;
   close(): Promise<void>;
 }
 

@@ -128,7 +128,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     const key = ref.toString();
     if (this.#workers.has(key)) return;
     // A worker already running a task of an earlier fetcher is busy until it reports.
-    const busy = askBusy ? await GenServer.call<TaskWorkerServer>(this.ctx.system, ref, 'busy').catch(() => true) : false;
+    const busy = askBusy ? (await GenServer.call<TaskWorkerServer>(this.ctx.system, ref, 'busy').catch(() => true)) === true : false;
     this.#workers.set(key, { ref, monitor: this.ctx.monitor(ref), running: new Set(), unknown: busy });
     this.pool.workerCount = this.#workers.size;
     this.#wake?.();

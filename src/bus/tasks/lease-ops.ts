@@ -46,7 +46,7 @@ export async function leaseTasks(
   const t = c.tables;
   const nameFilter = names === undefined || names.length === 0 ? '' : ` AND name IN (${params(7, names.length)})`;
   const pick = `SELECT id FROM ${t.tasks} WHERE queue = $1::text AND state IN ${sqlStates([...LEASABLE, ...RETRY_DUE])}
-    AND run_after <= $5::int8${nameFilter} ORDER BY priority DESC, id LIMIT $6::int8 FOR UPDATE SKIP LOCKED`;
+    AND run_after <= $5::int8${nameFilter} AND NOT EXISTS (SELECT 1 FROM ${t.paused} WHERE queue = $1::text) ORDER BY priority DESC, id LIMIT $6::int8 FOR UPDATE SKIP LOCKED`;
   // SET expressions read the row as it was, so prev_state keeps the state the lease took it from.
   const set = `SET prev_state = state, state = '${LEASED}', lease_token = lease_token + 1, lease_until = $2::int8,
     history = history || (CASE WHEN state IN ${sqlStates(RETRY_DUE)} THEN $3::text ELSE '' END) || $4::text`;

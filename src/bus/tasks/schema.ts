@@ -21,6 +21,8 @@ export interface TaskTables {
   readonly tasks: string;
   readonly idem: string;
   readonly chunks: string;
+  /** One row per paused queue: a lease reads it in the same statement, so a pause holds on every instance at once. */
+  readonly paused: string;
 }
 
 export const DEFAULT_TASK_PREFIX = 'molo_task';
@@ -33,7 +35,7 @@ export function checkTaskPrefix(prefix: unknown): string {
 }
 
 export function taskTablesOf(prefix: string): TaskTables {
-  return { queues: `${prefix}_queues`, tasks: `${prefix}_tasks`, idem: `${prefix}_idem`, chunks: `${prefix}_chunks` };
+  return { queues: `${prefix}_queues`, tasks: `${prefix}_tasks`, idem: `${prefix}_idem`, chunks: `${prefix}_chunks`, paused: `${prefix}_paused` };
 }
 
 function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
@@ -56,6 +58,7 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
     `CREATE TABLE IF NOT EXISTS ${t.idem} (queue text NOT NULL, key text NOT NULL, task_id text NOT NULL, expires_at ${int} NOT NULL,
       PRIMARY KEY (queue, key))${noRowid}`,
     `CREATE INDEX IF NOT EXISTS ${t.idem}_expires ON ${t.idem} (expires_at)`,
+    `CREATE TABLE IF NOT EXISTS ${t.paused} (queue text PRIMARY KEY, paused_at ${int} NOT NULL)`,
   ];
 }
 

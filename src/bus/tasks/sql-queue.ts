@@ -32,6 +32,7 @@ import type {
 import { createEnvelope, TASK_DEFAULTS, type TaskInput } from './envelope.js';
 import { writeEnqueueBatch, type EnqueueContext, type EnqueueItem } from './enqueue-batch.js';
 import { TaskQueueClosed, TaskQueueNotFound } from './errors.js';
+import { deleteQueue, purgeTasks, PURGEABLE, setPaused } from './queue-ops.js';
 import { leaseTasks, markRunning, renewLeases, type Change } from './lease-ops.js';
 import type { TaskState } from './lifecycle.js';
 import { TaskTelemetry } from './metrics.js';
@@ -111,6 +112,10 @@ export class SqlTaskQueue implements TaskQueue {
     this.#admin = new AdminOps(db, this.#ops, () => this.#now(), (changes) => this.#report(changes));
   }
 
+  get database(): Database {
+    return this.#db;
+  }
+
   /** Creates the tables if missing and, on Postgres, listens for enqueue wake-ups. */
   async open(): Promise<this> {
     await createTaskTables(this.#db, checkTaskPrefix(this.#options.table ?? DEFAULT_TASK_PREFIX));
@@ -157,6 +162,43 @@ export class SqlTaskQueue implements TaskQueue {
     this.telemetry.depth.set(queue, info.depth);
     this.telemetry.deadLetters.set(queue, info.deadLetters);
     return info;
+  }
+
+  async pause(queue: string): Promise<boolean> {
+    this.#open();
+    await this.#config(queue);
+    return setPaused(this.#db, this.#ops, queue, true, this.#now());
+  }
+
+  async resume(queue: string): Promise<boolean> {
+    this.#open();
+    await this.#config(queue);
+    const changed = await setPaused(this.#db, this.#ops, queue, false, this.#now());
+    if (changed) await this.#wakeEverywhere(queue);
+    return changed;
+  }
+
+  async purge(queue: string, options: { readonly deadLetters?: boolean } = {}): Promise<number> {
+    this.#open();
+    await this.#config(queue);
+    const purged = await purgeTasks(this.#db, this.#ops, queue, options.deadLetters === true ? [...PURGEABLE, 'dead-lettered'] : PURGEABLE);
+    await this.queueInfo(queue);
+    return purged;
+  }
+
+  async deleteQueue(queue: string, options: { readonly force?: boolean } = {}): Promise<number> {
+    this.#open();
+    await this.#config(queue);
+    const deleted = await deleteQueue(this.#db, this.#ops, queue, options.force === true);
+    this.#configs.delete(queue);
+    this.telemetry.depth.set(queue, 0);
+    this.telemetry.deadLetters.set(queue, 0);
+    return deleted;
+  }
+
+  pendingTaskNames(queue: string, limit: number): Promise<string[]> {
+    this.#open();
+    return this.#admin.pendingTaskNames(queue, limit);
   }
 
   /** The queue's resolved config (cached; read from its row on first use). */
@@ -364,6 +406,12 @@ export class SqlTaskQueue implements TaskQueue {
   #wake(queue: string): void {
     const id = this.#wakeIds.get(queue);
     if (id !== undefined) this.#life.wakeup.wake(id);
+  }
+
+  /** Wakes local pools, and on Postgres the other instances' too (the NOTIFY an enqueue sends). */
+  async #wakeEverywhere(queue: string): Promise<void> {
+    this.#wake(queue);
+    if (this.#enqueueContext.notify !== undefined) await this.#db.query(this.#enqueueContext.notify);
   }
 
   #report(changes: readonly Change[]): void {

@@ -25,7 +25,7 @@ interface Run {
   readonly controller: AbortController;
 }
 
-export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast> {
+export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | readonly string[], TaskWorkerCast> {
   #executor: TaskExecutor | undefined;
   readonly #runs = new Map<string, Run>();
   /** Runs handed over past `prefetch` (a fetcher that restarted did not know): they wait their turn. */
@@ -43,7 +43,8 @@ export class TaskWorkerServer extends GenServer<'busy', boolean, TaskWorkerCast>
     if (fetcher !== undefined) this.ctx.send(fetcher, { kind: 'task-worker-join', worker: this.self } satisfies TaskWorkerReport);
   }
 
-  override handleCall(): boolean {
+  override handleCall(request: 'busy' | 'ready'): boolean | Promise<readonly string[]> {
+    if (request === 'ready') return this.#executor!.ready();
     return this.#runs.size > 0;
   }
 

@@ -19,6 +19,29 @@ import { TASK_POOL_BEHAVIOUR, TaskFetcherServer } from './fetcher.js';
 import { resolveWorkersOptions, TASK_WORKER_LIMITS, TaskPoolHandle } from './pool-handle.js';
 import { TaskWorkerServer } from './worker.js';
 
+/** How long the pool's start waits for its hosts to load the handlers module (each host's own import is bounded too). */
+const HANDLERS_READY_TIMEOUT_MS = 60_000;
+/** Pending task names read at start to check the handlers cover them. */
+const PENDING_NAMES_CHECKED = 1_000;
+
+/**
+ * Fails the pool's start, with the cause, when the handlers cannot serve the queue: the module does
+ * not load or exports no `handlers` (every host's load is awaited, in parallel), the pool's `names`
+ * filter or tasks already waiting in the queue name a handler it lacks. Otherwise a typo would
+ * start "ready" and then retry and dead-letter every task.
+ */
+async function checkHandlers(system: ActorRuntime, handle: TaskPoolHandle, workers: readonly Ref[]): Promise<void> {
+  const loaded = await Promise.all(workers.map((ref) => GenServer.call<TaskWorkerServer>(system, ref, 'ready', HANDLERS_READY_TIMEOUT_MS) as Promise<readonly string[]>));
+  const names = new Set(loaded[0] ?? []);
+  const { queue, names: only } = handle.options;
+  const wanted = only ?? (await handle.queue.pendingTaskNames?.(queue, PENDING_NAMES_CHECKED)) ?? [];
+  const missing = wanted.filter((name) => !names.has(name));
+  if (missing.length > 0) {
+    const source = only === undefined ? `tasks waiting in queue '${queue}'` : 'the pool\'s `names`';
+    throw new InvalidBusOption('executor.handlers', `has no handler for ${missing.map((name) => `'${name}'`).join(', ')}, named by ${source}`);
+  }
+}
+
 /** The pool's supervisor spec; `handle` is shared by its fetcher and workers. */
 function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
   const { workers: count } = handle.options;
@@ -38,7 +61,17 @@ function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
         { link: parent },
       );
       handle.workers = ref;
-      for (let i = 0; i < count; i++) await Supervisor.startChild(system, ref, []);
+      const started: Ref[] = [];
+      for (let i = 0; i < count; i++) {
+        const child = await Supervisor.startChild(system, ref, []);
+        if (child !== undefined) started.push(child);
+      }
+      try {
+        await checkHandlers(system, handle, started);
+      } catch (error) {
+        await Supervisor.stop(system, ref, 'shutdown').catch(() => undefined);
+        throw error;
+      }
       return ref;
     },
   };

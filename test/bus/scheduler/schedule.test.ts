@@ -88,8 +88,38 @@ describe('schedules (S7-5)', () => {
     expect(parseSchedule({ kind: 'cron', expression: '  0  0 * * *  ' }, T0).kind).toBe('cron');
   });
 
+  it('cron nicknames stand for their 5 fields', () => {
+    const at = (expression: string, after = T0): string => new Date(nextFireAfter(parseSchedule({ kind: 'cron', expression }, T0), after)!).toISOString();
+    // T0 is 2026-01-01T00:00:00Z, a Thursday.
+    expect(at('@hourly')).toBe('2026-01-01T01:00:00.000Z');
+    expect(at('@daily')).toBe('2026-01-02T00:00:00.000Z');
+    expect(at('@midnight')).toBe('2026-01-02T00:00:00.000Z');
+    expect(at('@weekly')).toBe('2026-01-04T00:00:00.000Z');
+    expect(at('@monthly')).toBe('2026-02-01T00:00:00.000Z');
+    expect(at('@yearly')).toBe('2027-01-01T00:00:00.000Z');
+    expect(at('@ANNUALLY')).toBe('2027-01-01T00:00:00.000Z');
+  });
+
+  it('cron in a time zone: fields read in local time, across a daylight-saving change', () => {
+    const paris = parseSchedule({ kind: 'cron', expression: '0 9 * * *', timezone: 'Europe/Paris' }, T0);
+    // Winter: 09:00 in Paris is 08:00 UTC; summer (after 2026-03-29): 07:00 UTC.
+    expect(new Date(nextFireAfter(paris, T0)!).toISOString()).toBe('2026-01-01T08:00:00.000Z');
+    expect(new Date(nextFireAfter(paris, Date.UTC(2026, 5, 1))!).toISOString()).toBe('2026-06-01T07:00:00.000Z');
+    // Daylight saving (as docs/scheduler.md says): the skipped 02:30 fires at 03:00 CEST; the repeated 02:30 fires once.
+    const early = parseSchedule({ kind: 'cron', expression: '30 2 * * *', timezone: 'Europe/Paris' }, T0);
+    expect(new Date(nextFireAfter(early, Date.UTC(2026, 2, 28, 12))!).toISOString()).toBe('2026-03-29T01:00:00.000Z');
+    const autumn = nextFireAfter(early, Date.UTC(2026, 9, 24, 12))!;
+    expect(new Date(autumn).toISOString()).toBe('2026-10-25T00:30:00.000Z');
+    expect(new Date(nextFireAfter(early, autumn)!).toISOString()).toBe('2026-10-26T01:30:00.000Z');
+    const nyDaily = parseSchedule({ kind: 'cron', expression: '@daily', timezone: 'America/New_York' }, T0);
+    expect(new Date(nextFireAfter(nyDaily, T0)!).toISOString()).toBe('2026-01-01T05:00:00.000Z');
+    for (const timezone of ['Mars/Olympus', '', 'x'.repeat(80), 42]) {
+      expect(() => parseSchedule({ kind: 'cron', expression: '@daily', timezone: timezone as string }, T0), String(timezone)).toThrow(InvalidSchedule);
+    }
+  });
+
   it('invalid cron expressions are refused with InvalidCronExpression', () => {
-    for (const expression of ['', '* * * *', '* * * * * *', '@daily', '61 * * * *', '* 24 * * *', '* * * * 8', 'a b c d e', '0 0 31 2 *', 'x'.repeat(300), 42]) {
+    for (const expression of ['', '* * * *', '* * * * * *', '@fortnightly', '@', '61 * * * *', '* 24 * * *', '* * * * 8', 'a b c d e', '0 0 31 2 *', 'x'.repeat(300), 42]) {
       try {
         parseSchedule({ kind: 'cron', expression: expression as string }, T0);
         expect.unreachable(String(expression));

@@ -20,7 +20,7 @@ describe('task pools in the admin tree', () => {
     const queue = await backend.open();
     await queue.createQueue('emails');
     await queue.enqueueMany('emails', Array.from({ length: 3 }, () => ({ name: 'later', runAt: Date.now() + 60_000 })));
-    const child = taskWorkersChild('email-workers', queue, { queue: 'emails', concurrency: 3, pollMs: 10, executor: { placement: 'loop', handlers: {} } });
+    const child = taskWorkersChild('email-workers', queue, { queue: 'emails', concurrency: 3, pollMs: 10, executor: { placement: 'loop', handlers: { later: () => undefined } } });
     const root = await Supervisor.start(system, { children: [child] });
     await eventually(() => child.handle.stats().depth === 3, 5_000, 'the pool looked at its queue');
     const provider = taskPoolsProvider();

@@ -29,5 +29,9 @@ export class LoopExecutor implements TaskExecutor {
     }
   }
 
+  async ready(): Promise<readonly string[]> {
+    return Object.keys(this.handlers);
+  }
+
   async close(): Promise<void> {}
 }

@@ -57,8 +57,8 @@ export class PlacedExecutor implements TaskExecutor {
   }
 
   /** Resolves once a host is up and its module loaded (rejects with InvalidBusOption when the module is unusable). */
-  async ready(): Promise<void> {
-    await this.#current();
+  async ready(): Promise<readonly string[]> {
+    return [...(await this.#current()).names];
   }
 
   async run(task: TaskEnvelope, signal: AbortSignal): Promise<void> {
