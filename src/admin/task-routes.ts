@@ -128,18 +128,18 @@ export async function serveTaskRoute(context: TaskRouteContext, route: TaskRoute
     }
     case 'pause':
     case 'resume': {
-      await readJsonBody(request, context.maxBodyBytes);
+      await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs);
       const changed = route.kind === 'pause' ? await queue.pause(route.queue) : await queue.resume(route.queue);
       send(response, 200, { queue: route.queue, paused: route.kind === 'pause', changed });
       return;
     }
     case 'purge': {
-      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['deadLetters']);
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs), ['deadLetters']);
       send(response, 200, { purged: await queue.purge(route.queue, { deadLetters: flag('deadLetters', body.deadLetters) }) });
       return;
     }
     case 'delete': {
-      const body = objectBody(await readJsonBody(request, context.maxBodyBytes), ['force']);
+      const body = objectBody(await readJsonBody(request, context.maxBodyBytes, context.bodyTimeoutMs), ['force']);
       send(response, 200, { deleted: await queue.deleteQueue(route.queue, { force: flag('force', body.force) }) });
       return;
     }
