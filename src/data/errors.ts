@@ -107,6 +107,14 @@ export function isRetryableCode(fields: Pick<ServerFields, 'sqlstate' | 'sqliteC
   return false;
 }
 
+/** Said of a statement on a table that does not exist: most often a model whose table was never created. */
+export const MISSING_TABLE_HINT = 'create the table first: the Syncer or a migration (docs/schema.md), or orm.createTables(model) in tests and examples';
+
+/** Postgres `undefined_table`, or SQLite's "no such table". */
+function isMissingTable(message: string, fields: Pick<ServerFields, 'sqlstate' | 'sqliteCode'>): boolean {
+  return fields.sqlstate === '42P01' || (fields.sqliteCode === 'SQLITE_ERROR' && message.startsWith('no such table'));
+}
+
 /** The server's fields (declared once, in `ServerFields`), set from the options by the constructor. */
 export interface DbError extends ServerFields {}
 
@@ -121,9 +129,10 @@ export class DbError extends MoloError {
   readonly retryable: boolean;
 
   constructor(message: string, options: DbErrorOptions = {}, code: DataErrorCode = DataErrorCode.QueryFailed, retryable?: boolean) {
-    super(code, message, { cause: options.cause });
+    const missingTable = options.hint === undefined && isMissingTable(message, options);
+    super(code, missingTable ? `${message} (${MISSING_TABLE_HINT})` : message, { cause: options.cause });
     const { connection, callerStack, cause: _cause, params, ...fields } = options;
-    Object.assign(this, fields);
+    Object.assign(this, missingTable ? { ...fields, hint: MISSING_TABLE_HINT } : fields);
     this.connection = connection;
     this.callerStack = callerStack;
     if (params !== undefined) this.params = params;

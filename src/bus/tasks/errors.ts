@@ -97,8 +97,12 @@ export class TaskNotFound extends MoloError {
 /** A call named a queue that was never created (`createQueue`). */
 export class TaskQueueNotFound extends MoloError {
   static readonly code = BusErrorCode.TaskQueueNotFound;
-  constructor(readonly queue: string) {
-    super(BusErrorCode.TaskQueueNotFound, `no task queue named ${JSON.stringify(queue)}`);
+  constructor(
+    readonly queue: string,
+    /** The existing queue whose name is nearest, when one is close enough to be a typo. */
+    readonly nearest?: string,
+  ) {
+    super(BusErrorCode.TaskQueueNotFound, `no task queue named ${JSON.stringify(queue)}${nearest === undefined ? '' : `; did you mean ${JSON.stringify(nearest)}?`}`);
   }
 }
 

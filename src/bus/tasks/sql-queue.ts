@@ -8,6 +8,7 @@
  */
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../actors/index.js';
+import { nearestKey } from '../../actors/option-keys.js';
 import type { DataContext, Database, Queryable } from '../../data/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import { checkFence } from '../leases/fence.js';
@@ -212,7 +213,7 @@ export class SqlTaskQueue implements TaskQueue {
     const cached = this.#configs.get(queue);
     if (cached !== undefined) return cached;
     const { rows } = await this.#db.query(this.#ops.sql(`SELECT config FROM ${this.tables.queues} WHERE name = $1::text`), [queue]);
-    if (rows.length === 0) throw new TaskQueueNotFound(queue);
+    if (rows.length === 0) throw new TaskQueueNotFound(queue, nearestKey(queue, await this.queues()));
     const config = JSON.parse(String(rows[0]!.config)) as ResolvedTaskQueueConfig;
     this.#configs.set(queue, config);
     return config;

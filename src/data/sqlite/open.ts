@@ -3,7 +3,8 @@
  * supervisor, and wires the main thread's side (channels, gate, checkpoint scheduler) around them.
  */
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime } from '../../actors/index.js';
 import { silentLogger, type Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
@@ -48,10 +49,26 @@ export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx
   }
 }
 
+/**
+ * SQLite creates a missing file but not its directory: `{ file: 'data/app.db' }` in a fresh checkout
+ * would fail with a bare ENOENT. The directory is created as the file is; when that is impossible
+ * (a permission, a file in the way) the error says so and is not retryable.
+ */
+async function createDirectory(file: string, connection: RedactedConnection): Promise<void> {
+  const directory = dirname(file);
+  try {
+    await mkdir(directory, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConnectFailed(`${file}: cannot create its directory ${directory} (${code}): ${(error as Error).message}`, { connection, cause: error }, false);
+  }
+}
+
 async function open(system: ActorRuntime, config: SqliteConfig, resolved: ResolvedSqliteConfig, ctx: DataContext | undefined, release: () => void): Promise<SqliteDatabase> {
   const file = resolve(resolved.file);
   const connection: RedactedConnection = { backend: 'sqlite', host: file };
   checkSqliteDriver(connection);
+  await createDirectory(file, connection);
   try {
     await refuseNetworkFilesystem(file);
   } catch (error) {

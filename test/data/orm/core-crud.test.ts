@@ -31,6 +31,15 @@ describe.each(BACKENDS)('ORM CRUD on $name', (backend) => {
     await expect(orm.findOrThrow(User, 99n)).rejects.toBeInstanceOf(NotFound);
   });
 
+  it('a model whose table was never created: the error says how to create it', async () => {
+    const Missing = defineModel('never_created', { id: field.int64().primaryKey(), name: field.text() });
+    const error = await orm.find(Missing, 1n).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'DB_QUERY_FAILED', retryable: false });
+    expect((error as Error).message).toMatch(/never_created/);
+    expect((error as Error).message).toMatch(/the Syncer or a migration \(docs\/schema\.md\), or orm\.createTables\(model\)/);
+    expect((error as { hint?: string }).hint).toMatch(/createTables/);
+  });
+
   it('sets the version column to 1 on insert', async () => {
     const user = await orm.insert(User, { email: 'a@x' });
     const post = await orm.insert(Post, { authorId: user.id, title: 'hello' });

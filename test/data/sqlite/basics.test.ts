@@ -2,7 +2,8 @@
  * SQLite through its worker threads, on real files: PRAGMAs in effect, values in and out, results,
  * errors, caps, and statements many and at once.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { ActorSystem } from '../../../src/actors/index.js';
 import { DbError, EncodeFailed, InvalidDataConfig, PoolClosed, TooManyParameters, TooManyRows } from '../../../src/data/index.js';
@@ -72,8 +73,25 @@ describe('opening', () => {
     await expect(openSqlite(system, { file: `${dir}/x.db`, name: temp.db.name })).rejects.toMatchObject({ option: 'sqlite.name' });
   });
 
+  it('a file in a directory that does not exist yet: the directory is created, as the file is', async () => {
+    const dir = tempDir();
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const db = await openSqlite(system, { file: join(dir, 'data', 'sub', 'x.db'), readers: 0 });
+    await db.query('CREATE TABLE t (x INTEGER)');
+    await db.close();
+    expect(statSync(join(dir, 'data', 'sub', 'x.db')).isFile()).toBe(true);
+  });
+
+  it('a directory that cannot be created is ConnectFailed, not retryable, and says why', async () => {
+    const dir = tempDir();
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'plain-file'), '');
+    const error = await openSqlite(system, { file: join(dir, 'plain-file', 'sub', 'x.db') }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'DB_CONNECT_FAILED', retryable: false });
+    expect((error as Error).message).toMatch(/cannot create its directory .*plain-file\/sub \((ENOTDIR|EEXIST)\)/);
+  });
+
   it('a file that cannot be opened is ConnectFailed, and leaves nothing running', async () => {
-    await expect(openSqlite(system, { file: '/nonexistent-dir/sub/x.db' })).rejects.toMatchObject({ code: 'DB_CONNECT_FAILED' });
     const dir = tempDir();
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     // A directory where the file should be.
