@@ -121,6 +121,10 @@ export abstract class RouterCore implements Router {
     return this.reachable(target.creation) && !this.#dead.has(target);
   }
 
+  canonical(ref: Ref): Ref {
+    return this.refs.canonical(ref);
+  }
+
   // ---- outgoing: the kernel's hooks ----------------------------------------------------------
 
   /**
