@@ -15,6 +15,8 @@ import { ProcessTree } from './process-tree.js';
 const groupsSupported = process.platform !== 'win32';
 /** Leaders of the groups started here that have not been seen to exit. */
 const liveLeaders = new Set<number>();
+/** How long after a spawn its tree checks that the leader joined its cgroup. */
+const TREE_CONFIRM_MS = 500;
 /** The trees of the leaders spawned with `tree: true` (process-tree.ts), by leader pid. */
 const trees = new Map<number, ProcessTree>();
 let exitHookInstalled = false;
@@ -58,7 +60,11 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
   const pid = child.pid;
   if (pid !== undefined) {
     liveLeaders.add(pid);
-    if (tree !== undefined) trees.set(pid, tree);
+    if (tree !== undefined) {
+      trees.set(pid, tree);
+      // By then the leader's `sh` has joined its cgroup, or failed to.
+      setTimeout(() => tree.confirm(pid), TREE_CONFIRM_MS).unref();
+    }
     if (groupsSupported) watchGroup(pid, tree?.cgroup);
     if (!exitHookInstalled) {
       exitHookInstalled = true;

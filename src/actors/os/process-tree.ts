@@ -140,6 +140,8 @@ export class ProcessTree {
   readonly env: Readonly<Record<string, string>>;
   readonly #needle: Buffer;
   #cgroup: string | undefined;
+  /** The leader was seen in the cgroup: an empty cgroup then means the whole tree is gone. */
+  #joined = false;
 
   constructor() {
     const name = `MOLO_TREE_${randomBytes(12).toString('hex')}`;
@@ -172,11 +174,19 @@ export class ProcessTree {
     return ['/bin/sh', ['-c', 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"', 'molo-tree', join(dir, 'cgroup.procs'), command, ...args]];
   }
 
+  /**
+   * Looks once (a little after the spawn) whether the leader made it into the cgroup, so that a
+   * kill finding the cgroup empty can skip the /proc scan.
+   */
+  confirm(pid: number): void {
+    if (this.#cgroup !== undefined && members(this.#cgroup).includes(pid)) this.#joined = true;
+  }
+
   /** SIGKILLs every process of the tree still alive, the leader included. */
   kill(): void {
     if (!linux) return;
-    // An empty cgroup: every member is gone, or the leader never got in; only the marker tells.
-    if (this.#cgroup !== undefined && killCgroup(this.#cgroup)) return;
+    // An empty cgroup: every member is gone, or the leader never got in (only the marker tells).
+    if (this.#cgroup !== undefined && (killCgroup(this.#cgroup) || this.#joined)) return;
     for (let round = 0; round < KILL_ROUNDS; round++) {
       const pids = marked(this.#needle);
       if (pids.length === 0) return;
