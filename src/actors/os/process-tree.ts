@@ -60,13 +60,16 @@ function cgroupParent(): string | null {
   return cgroupBase;
 }
 
-/** Trees left by a process that died without releasing them (SIGKILL): their members are killed, the cgroups removed. */
+/**
+ * Cgroups left by a process that died without removing them (its watchdog kills their members but
+ * may give up on the rmdir): removed when empty. Members are never killed here: a pid seen dead in
+ * this pid namespace may be alive in another that shares the cgroup tree.
+ */
 function removeStale(base: string): void {
   for (const name of readdirSync(base)) {
     const owner = /^molo-tree-(\d+)-/.exec(name)?.[1];
     if (owner === undefined || Number(owner) === process.pid || existsSync(`/proc/${owner}`)) continue;
-    killCgroup(join(base, name));
-    removeCgroup(join(base, name), RELEASE_ATTEMPTS);
+    removeCgroup(join(base, name), 1);
   }
 }
 
