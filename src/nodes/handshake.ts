@@ -201,7 +201,11 @@ export async function initiate(socket: Socket, side: HandshakeSide, expected: st
   return { peer: expected, info, leftover: reader.detach() };
 }
 
-/** The listening side. */
+/**
+ * The listening side. Whether the peer is admitted (not linked already, in `allow`)
+ * is asked only after it proved the secret: before that, every name gets the same challenge, so an
+ * unauthenticated client cannot list the cluster's members.
+ */
 export async function accept(socket: Socket, side: HandshakeSide): Promise<HandshakeResult> {
   const reader = new MessageReader(socket);
   const hello = await reader.read();
@@ -218,8 +222,6 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
   const name = peer as string;
   reader.peer = name;
   if (name === side.name) refuse(socket, 'same_name', name, 'the peer uses this node\'s name');
-  const refusal = side.admit(name);
-  if (refusal !== undefined) refuse(socket, refusal, name, 'not admitted');
   const challenge = randomBytes(CHALLENGE_BYTES);
   write(socket, ['challenge', side.name, challenge, proofOf(side.secret, 'acceptor', peerChallenge as Buffer, name, side.name)]);
   const answer = await reader.read();
@@ -230,9 +232,9 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
     refuse(socket, 'auth', name, 'the peer does not hold the cluster secret');
   }
   const peerInfo = checkInfo(info, name, socket);
-  // Admitted again: another link to the same node may have come up meanwhile.
-  const late = side.admit(name);
-  if (late !== undefined) refuse(socket, late, name, 'not admitted');
+  // Admitted only now, with the secret proven; answered the same for every name before this.
+  const refusal = side.admit(name);
+  if (refusal !== undefined) refuse(socket, refusal, name, 'not admitted');
   write(socket, ['welcome', infoTuple(side.info)]);
   return { peer: name, info: peerInfo, leftover: reader.detach() };
 }
