@@ -51,6 +51,7 @@ export type RefusalReason =
   | 'auth'
   | 'timeout'
   | 'busy'
+  | 'evicted'
   | 'wrong_node'
   | 'tls';
 

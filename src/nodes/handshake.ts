@@ -125,6 +125,11 @@ class MessageReader {
   }
 }
 
+/** Writes a refusal the dialling side reads as a typed `HandshakeRefused` (the node's busy answer uses it too). */
+export function writeRefusal(socket: Socket, reason: RefusalReason): void {
+  write(socket, ['refused', reason]);
+}
+
 function write(socket: Socket, message: readonly unknown[]): void {
   const body = pack(message);
   const bytes = Buffer.allocUnsafe(4 + body.length);
@@ -202,11 +207,12 @@ export async function initiate(socket: Socket, side: HandshakeSide, expected: st
 }
 
 /**
- * The listening side. Whether the peer is admitted (not linked already, in `allow`)
+ * The listening side. `helloReceived` is told once a complete, well-formed hello is in (the node
+ * stops counting the socket as idle). Whether the peer is admitted (not linked already, in `allow`)
  * is asked only after it proved the secret: before that, every name gets the same challenge, so an
  * unauthenticated client cannot list the cluster's members.
  */
-export async function accept(socket: Socket, side: HandshakeSide): Promise<HandshakeResult> {
+export async function accept(socket: Socket, side: HandshakeSide, helloReceived: () => void = () => {}): Promise<HandshakeResult> {
   const reader = new MessageReader(socket);
   const hello = await reader.read();
   const [kind, version, peer, peerChallenge] = hello;
@@ -222,6 +228,7 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
   const name = peer as string;
   reader.peer = name;
   if (name === side.name) refuse(socket, 'same_name', name, 'the peer uses this node\'s name');
+  helloReceived();
   const challenge = randomBytes(CHALLENGE_BYTES);
   write(socket, ['challenge', side.name, challenge, proofOf(side.secret, 'acceptor', peerChallenge as Buffer, name, side.name)]);
   const answer = await reader.read();

@@ -22,6 +22,7 @@ import { parseNodeName } from './names.js';
 import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
 import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
+import { AcceptGate, type GateClosure, type PendingSocket } from './accept-gate.js';
 import { AutoConnect } from './auto-connect.js';
 import type { PeerRouter } from './peer-router.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
@@ -51,7 +52,7 @@ type Listener = (node: string, reason: DownReason) => void;
 /** Starts a node: listens, starts its system, connects to its seeds. */
 export async function startNode(options: NodeOptions): Promise<Node> {
   const resolved = resolveNodeOptions(options);
-  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls);
+  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls, resolved.handshakeTimeoutMs);
   const { name, host } = resolved.address;
   const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
   const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
@@ -73,8 +74,10 @@ export class Node {
   readonly #auto: AutoConnect;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
-  /** Id of the net kernel, told to peers in the handshake. */
-  #pendingHandshakes = 0;
+  /** Accepted sockets counted until their handshake ends: deadlines, eviction, per-address caps. */
+  readonly #gate: AcceptGate;
+  /** Peers that answered `busy`: when the retries began, and the retry timer. */
+  readonly #busy = new Map<string, { since: number; attempts: number; timer: NodeJS.Timeout | undefined }>();
   #stopped = false;
   #closed: Promise<void> | undefined;
   readonly #counts = new NodeCounters();
@@ -119,9 +122,22 @@ export class Node {
       info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
-    server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.#accepted(socket));
+    this.#gate = new AcceptGate(
+      {
+        maxPending: options.maxPendingHandshakes,
+        maxPendingPerAddress: options.maxPendingHandshakesPerAddress,
+        helloDeadlineMs: options.helloDeadlineMs,
+        handshakeTimeoutMs: options.handshakeTimeoutMs,
+        tls: options.tls !== undefined,
+      },
+      (entry, why) => this.#gateClosed(entry, why),
+    );
+    // Counted from the TCP accept, TLS or not: a socket that never starts TLS holds a slot like any other.
+    server.on('connection', (socket: Socket) => this.#accepted(socket));
+    if (options.tls) server.on('secureConnection', (socket: Socket) => this.#secured(socket));
     server.on('tlsClientError', (_error: Error, socket: Socket) => {
-      this.#refused(new HandshakeRefused('tls', undefined, 'TLS handshake failed'));
+      // A socket the gate closed before TLS (evicted, past its deadline) is counted there already.
+      if (!this.#gate.closedBeforeTls(socket)) this.#refused(new HandshakeRefused('tls', undefined, 'TLS handshake failed'));
       socket.destroy();
     });
     nodeMetrics(raw.registry)?.add(this);
@@ -264,6 +280,9 @@ export class Node {
     this.#closed = new Promise<void>((resolve) => (closed = resolve));
     for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
     this.#wanted.clear();
+    for (const busy of this.#busy.values()) clearTimeout(busy.timer);
+    this.#busy.clear();
+    this.#gate.close();
     for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
     this.#waiters.clear();
     this.#auto.stop();
@@ -315,6 +334,9 @@ export class Node {
     try {
       await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
     } catch (error) {
+      this.#dialing.delete(node);
+      if (error instanceof HandshakeRefused && error.reason === 'busy' && this.#retryBusy(node)) return;
+      this.#busy.delete(node);
       // Refused as a duplicate: the link is up, or coming up, from the other side; waiters wait for it.
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
@@ -327,16 +349,71 @@ export class Node {
     }
   }
 
-  #accepted(socket: Socket): void {
-    if (this.#stopped || this.#pendingHandshakes >= this.#options.maxPendingHandshakes) {
-      const why = this.#stopped ? 'the node is stopping' : `${this.#options.maxPendingHandshakes} handshakes in progress (maxPendingHandshakes)`;
-      this.#refused(new HandshakeRefused('busy', undefined, why));
+  /**
+   * A peer said `busy` (its handshake slots are all past their hello): tried again soon, with a
+   * doubling jittered delay, for as long as a handshake there may last (twice our deadline); true
+   * while retrying, so the connect waiters keep waiting.
+   */
+  #retryBusy(node: string): boolean {
+    if (this.#stopped) return false;
+    const now = Date.now();
+    let busy = this.#busy.get(node);
+    if (busy === undefined) this.#busy.set(node, (busy = { since: now, attempts: 0, timer: undefined }));
+    if (now - busy.since > 2 * this.#options.handshakeTimeoutMs) {
+      this.#busy.delete(node);
+      return false;
+    }
+    const base = Math.min(this.#options.reconnectMaxMs, this.#options.reconnectMinMs * 2 ** Math.min(busy.attempts, 30));
+    busy.attempts++;
+    const entry = busy;
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      void this.#dial(node);
+    }, Math.round(base * (0.5 + Math.random() * 0.5)));
+    entry.timer.unref();
+    return true;
+  }
+
+  #accepted(raw: Socket): void {
+    if (this.#stopped) {
+      this.#refused(new HandshakeRefused('busy', undefined, 'the node is stopping'));
+      raw.destroy();
+      return;
+    }
+    const entry = this.#gate.admit(raw);
+    if (entry === undefined) {
+      const { maxPendingHandshakes, maxPendingHandshakesPerAddress } = this.#options;
+      this.#refused(new HandshakeRefused('busy', undefined, `every pending handshake is past its hello (maxPendingHandshakes ${maxPendingHandshakes}, maxPendingHandshakesPerAddress ${maxPendingHandshakesPerAddress})`));
+      return;
+    }
+    if (entry.socket !== undefined) this.#acceptOn(entry, entry.socket);
+  }
+
+  /** TLS is up on an accepted socket: its handshake starts, if the gate still counts it. */
+  #secured(socket: Socket): void {
+    const entry = this.#gate.secured(socket);
+    if (entry === undefined || this.#stopped) {
       socket.destroy();
       return;
     }
-    void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side), undefined).catch(() => {
+    this.#acceptOn(entry, socket);
+  }
+
+  #acceptOn(entry: PendingSocket, socket: Socket): void {
+    void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side, () => this.#gate.helloReceived(entry)), undefined, entry).catch(() => {
       // Refused and counted; the node carries on.
     });
+  }
+
+  /** The gate closed a counted socket: counted here, once (its handshake, if one runs, then fails without counting). */
+  #gateClosed(_entry: PendingSocket, why: GateClosure): void {
+    this.#refused(this.#gateRefusal(why));
+  }
+
+  #gateRefusal(why: GateClosure): HandshakeRefused {
+    if (why === 'evicted') return new HandshakeRefused('evicted', undefined, `no hello yet, and a newer connection needed the slot (maxPendingHandshakes, maxPendingHandshakesPerAddress)`);
+    return new HandshakeRefused('timeout', undefined, `no hello within ${this.#options.helloDeadlineMs} ms (helloDeadlineMs) or not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
   }
 
   async #handshake(
@@ -344,8 +421,8 @@ export class Node {
     connected: Promise<void>,
     run: (side: HandshakeSide) => Promise<HandshakeResult>,
     expected: string | undefined,
+    entry?: PendingSocket,
   ): Promise<void> {
-    this.#pendingHandshakes++;
     let timedOut = false;
     // The deadline covers connecting too.
     const timer = setTimeout(() => {
@@ -360,6 +437,7 @@ export class Node {
         await connected;
         result = await run(this.#side);
       } catch (error) {
+        if (entry?.closedBy !== undefined) throw this.#gateRefusal(entry.closedBy);
         if (timedOut) throw new HandshakeRefused('timeout', expected, `not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
         if (error instanceof HandshakeRefused) throw error;
         const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
@@ -372,18 +450,18 @@ export class Node {
       this.#up(socket, result);
     } catch (error) {
       socket.destroy();
-      if (error instanceof HandshakeRefused) this.#refused(error);
+      if (error instanceof HandshakeRefused && entry?.closedBy === undefined) this.#refused(error);
       throw error;
     } finally {
       clearTimeout(timer);
-      this.#pendingHandshakes--;
+      if (entry !== undefined) this.#gate.release(entry);
     }
   }
 
   #refused(error: HandshakeRefused): void {
     this.#counts.refused(error.reason);
-    // A duplicate is the normal end of a simultaneous connect.
-    if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
+    // A duplicate is the normal end of a simultaneous connect; evictions are what a flood costs it (counted, not logged).
+    if (error.reason !== 'duplicate' && error.reason !== 'evicted') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
   }
 
   #up(socket: Socket, result: HandshakeResult): void {
@@ -399,6 +477,8 @@ export class Node {
     this.#counts.handshakesCompleted++;
     const wanted = this.#wanted.get(peer);
     if (wanted !== undefined) wanted.attempts = 0;
+    clearTimeout(this.#busy.get(peer)?.timer);
+    this.#busy.delete(peer);
     link.start(result.leftover);
     this.logger.info({ node: this.name, peer }, 'nodes.up');
     for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();

@@ -31,8 +31,16 @@ export interface NodeOptions {
   readonly tls?: NodeTlsOptions;
   /** A handshake not finished by then is closed; default 5 s, 50 ms..60 s. */
   readonly handshakeTimeoutMs?: number;
-  /** Handshakes in progress at once; more connections are refused (`busy`); default 64, 1..4096. */
+  /**
+   * Accepted connections counted until their handshake ends (from the TCP accept, before TLS); at the
+   * cap a newcomer evicts the oldest one that has not sent a complete hello, or is refused (`busy`)
+   * if every one has; default 64, 1..4096.
+   */
   readonly maxPendingHandshakes?: number;
+  /** The same, per remote address; default 8 (at most maxPendingHandshakes), 1..4096. */
+  readonly maxPendingHandshakesPerAddress?: number;
+  /** An accepted connection without a complete hello by then is closed; default 2 s (at most handshakeTimeoutMs), 50 ms..60 s. */
+  readonly helloDeadlineMs?: number;
   /** A peer silent for this long is down (heartbeats go out every quarter of it); default 10 s, 200 ms..10 min. */
   readonly detectionMs?: number;
   /** Reconnect backoff: first delay and cap; defaults 100 ms and 5 s, each 10 ms..10 min. */
@@ -76,6 +84,8 @@ export interface ResolvedNodeOptions {
   readonly tls: NodeTlsOptions | undefined;
   readonly handshakeTimeoutMs: number;
   readonly maxPendingHandshakes: number;
+  readonly maxPendingHandshakesPerAddress: number;
+  readonly helloDeadlineMs: number;
   readonly detectionMs: number;
   readonly reconnectMinMs: number;
   readonly reconnectMaxMs: number;
@@ -123,6 +133,8 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
   if (options.autoConnect !== undefined && typeof options.autoConnect !== 'boolean') {
     throw new InvalidNodeOption('autoConnect', 'must be a boolean');
   }
+  const handshakeTimeoutMs = integer('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000, 50, 60_000);
+  const maxPendingHandshakes = integer('maxPendingHandshakes', options.maxPendingHandshakes, 64, 1, 4_096);
   const minPending = maxFrameBytes + 16;
   const autoConnectPendingBytes = integer('autoConnectPendingBytes', options.autoConnectPendingBytes, Math.min(sendQueueBytes, Math.max(1_048_576, minPending)), minPending, sendQueueBytes);
   return {
@@ -132,8 +144,10 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
     allow: options.allow === undefined ? undefined : new Set(options.allow),
     listenHost: options.listenHost ?? address.host,
     tls: options.tls,
-    handshakeTimeoutMs: integer('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000, 50, 60_000),
-    maxPendingHandshakes: integer('maxPendingHandshakes', options.maxPendingHandshakes, 64, 1, 4_096),
+    handshakeTimeoutMs,
+    maxPendingHandshakes,
+    maxPendingHandshakesPerAddress: integer('maxPendingHandshakesPerAddress', options.maxPendingHandshakesPerAddress, Math.min(8, maxPendingHandshakes), 1, maxPendingHandshakes),
+    helloDeadlineMs: integer('helloDeadlineMs', options.helloDeadlineMs, Math.min(2_000, handshakeTimeoutMs), Math.min(50, handshakeTimeoutMs), handshakeTimeoutMs),
     detectionMs: integer('detectionMs', options.detectionMs, 10_000, 200, 600_000),
     reconnectMinMs,
     reconnectMaxMs,
