@@ -101,6 +101,47 @@ export interface ResolvedNodeOptions {
 
 export const MIN_SECRET_BYTES = 16;
 
+/** Every option of `startNode`: a key not here is refused (a typo would otherwise leave a default in force). */
+const OPTION_KEYS = {
+  name: true, secret: true, seeds: true, allow: true, listenHost: true, tls: true, handshakeTimeoutMs: true,
+  maxPendingHandshakes: true, maxPendingHandshakesPerAddress: true, helloDeadlineMs: true, detectionMs: true,
+  reconnectMinMs: true, reconnectMaxMs: true, maxFrameBytes: true, sendQueueBytes: true, fullPolicy: true,
+  remoteSpawn: true, autoConnect: true, autoConnectPendingBytes: true, autoConnectPendingCount: true,
+  maxPendingAutoConnects: true, system: true, registry: true,
+} as const satisfies Record<keyof NodeOptions, true>;
+
+/** Edit distance, case-insensitive (Levenshtein over one row). */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let row = Array.from({ length: y.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[y.length]!;
+}
+
+/** The known key nearest `key`, if near enough to be a typo of it. */
+function nearestKey(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const known of Object.keys(OPTION_KEYS)) {
+    const d = distance(key, known);
+    if (d < bestDistance) [best, bestDistance] = [known, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+function refuseUnknownKeys(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (Object.hasOwn(OPTION_KEYS, key)) continue;
+    const near = nearestKey(key);
+    throw new InvalidNodeOption(key, near === undefined ? 'unknown option' : `unknown option; did you mean ${near}?`);
+  }
+}
+
 function integer(option: string, value: number | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -111,6 +152,7 @@ function integer(option: string, value: number | undefined, fallback: number, mi
 
 export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidNodeOption('options', 'must be an object');
+  refuseUnknownKeys(options);
   const address = parseNodeName(options.name, true);
   const secret = typeof options.secret === 'string' ? Buffer.from(options.secret) : options.secret;
   if (!Buffer.isBuffer(secret) || secret.length < MIN_SECRET_BYTES) {
