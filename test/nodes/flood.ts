@@ -1,82 +1,71 @@
 /**
- * A connection flood for port-exhaustion tests: `count` idle TCP sockets to a node, each reopened
- * as soon as the node closes it, from several loopback source addresses (the attackers are other
- * hosts; the node under test and its legitimate peers use 127.0.0.1). Never sends a byte.
+ * A connection flood for port-exhaustion tests, from its own OS process (test/nodes/fixtures/
+ * flood-process.ts): `count` idle TCP sockets to a node, each reopened as soon as the node closes
+ * it, from several loopback source addresses (the attackers are other hosts; the node under test
+ * and its legitimate peers use 127.0.0.1). Never sends a byte.
  */
-import { connect, type Socket } from 'node:net';
-import { afterEach } from 'vitest';
-import { eventually, sleep } from '../support/systems.js';
-import { testNode } from './support.js';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { Node } from '../../src/nodes/index.js';
 import { parseNodeName } from '../../src/nodes/names.js';
+import { reapChildrenAfterEach } from '../support/reap-children.js';
+import { projectRoot } from '../support/run-script.js';
+import { eventually, sleep } from '../support/systems.js';
+import { testNode } from './support.js';
 
 /** Ten loopback addresses other than 127.0.0.1 (Linux routes all of 127/8 to lo). */
 export const ATTACKER_ADDRESSES = Array.from({ length: 10 }, (_, index) => `127.0.0.${index + 2}`);
 
 export interface Flood {
-  /** Connections opened so far (first opens and reopens). */
+  /** Connections opened so far (first opens and reopens), as last reported (every 50 ms). */
   readonly opened: number;
   /** Connections that completed (the node accepted them) so far. */
   readonly connected: number;
   /** Sockets connected and open now. */
   readonly open: number;
-  /** Stops reopening and closes every socket. */
+  /** Stops the flood: the process is killed, its sockets close. */
   stop(): void;
 }
 
-const floods = new Set<Flood>();
-afterEach(() => {
-  for (const flood of floods) flood.stop();
-  floods.clear();
-});
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+const spawned = reapChildrenAfterEach<Child>();
 
-export function flood(node: Node, count: number, from: readonly string[] = ATTACKER_ADDRESSES, reopen = true): Flood {
+/** Starts the flood; resolves at its first report. `reopen: false` opens each socket once. */
+export function flood(node: Node, count: number, from: readonly string[] = ATTACKER_ADDRESSES, reopen = true): Promise<Flood> {
   const { host, port } = parseNodeName(node.name);
-  const sockets = new Set<Socket>();
-  let opened = 0;
-  let open = 0;
-  let connectedTotal = 0;
-  let stopped = false;
-  const openOne = (slot: number): void => {
-    if (stopped) return;
-    opened++;
-    const socket = connect({ host, port, localAddress: from[slot % from.length] });
-    sockets.add(socket);
-    let connected = false;
-    socket.once('connect', () => {
-      connected = true;
-      connectedTotal++;
-      open++;
-    });
-    socket.on('error', () => {});
-    // Drained, never answered: a `busy` frame the node writes is read and ignored.
-    socket.on('data', () => {});
-    socket.once('close', () => {
-      sockets.delete(socket);
-      if (connected) open--;
-      // Reopened at once, as an attacker holding the port would.
-      if (reopen) setImmediate(() => openOne(slot));
-    });
-  };
-  for (let slot = 0; slot < count; slot++) openOne(slot);
+  const args = ['--import', 'tsx', 'test/nodes/fixtures/flood-process.ts', host, String(port), String(count), from.join(','), reopen ? 'reopen' : 'once'];
+  const child = spawn(process.execPath, args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  spawned.add(child);
+  let counts = { opened: 0, connected: 0, open: 0 };
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const handle: Flood = {
     get opened() {
-      return opened;
+      return counts.opened;
     },
     get connected() {
-      return connectedTotal;
+      return counts.connected;
     },
     get open() {
-      return open;
+      return counts.open;
     },
     stop() {
-      stopped = true;
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
+      child.kill('SIGKILL');
     },
   };
-  floods.add(handle);
-  return handle;
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      const lines = buffer.split('\n');
+      buffer = lines.pop()!;
+      const last = lines.at(-1);
+      if (last === undefined) return;
+      counts = JSON.parse(last) as typeof counts;
+      resolve(handle);
+    });
+    child.once('close', (code) => reject(new Error(`the flood process exited (${String(code)}): ${stderr}`)));
+  });
 }
 
 /** Starts a fresh node and times its connect to `target`; 'late' past `withinMs`. */

@@ -13,7 +13,7 @@ import { testNode } from './support.js';
 describe('the node port under a connection flood', () => {
   it('200 idle sockets reopened in a loop: a legitimate node still connects within 2 s, round after round', async () => {
     const a = await testNode('a');
-    const attack = flood(a, 200);
+    const attack = await flood(a, 200);
     const outcomes = await connectsUnderFlood(a, attack);
     const opened = attack.opened;
     attack.stop();
@@ -27,7 +27,7 @@ describe('the node port under a connection flood', () => {
 
   it('idle sockets are closed at the hello deadline, well before the handshake timeout', async () => {
     const a = await testNode('a', { helloDeadlineMs: 300, handshakeTimeoutMs: 20_000 });
-    const attack = flood(a, 8, ['127.0.0.2']);
+    const attack = await flood(a, 8, ['127.0.0.2']);
     await eventually(() => attack.opened >= 8);
     const first = attack.opened;
     // Each socket is closed after about 300 ms and reopened: several generations in 3 s.

@@ -18,7 +18,7 @@ beforeAll(() => {
 describe('a TLS node under a connection flood', () => {
   it('200 raw sockets that never start TLS, reopened in a loop: a TLS node still connects within 2 s, round after round', async () => {
     const a = await testNode('a', { tls: cluster });
-    const attack = flood(a, 200);
+    const attack = await flood(a, 200);
     const outcomes = await connectsUnderFlood(a, attack, { tls: cluster });
     const opened = attack.opened;
     attack.stop();
@@ -32,7 +32,7 @@ describe('a TLS node under a connection flood', () => {
   it('300 raw sockets that never start TLS: at most maxPendingHandshakes stay open, and none past the hello deadline', async () => {
     const a = await testNode('a', { tls: cluster, helloDeadlineMs: 1_000 });
     const started = Date.now();
-    const attack = flood(a, 300, undefined, false);
+    const attack = await flood(a, 300, undefined, false);
     await eventually(() => attack.connected === 300, 5_000, 'the 300 sockets to connect');
     // Evicted from the accept on: no more than the 64 slots (default) are held.
     await eventually(() => attack.open <= 64, 5_000, 'the sockets over the slots to be evicted');
