@@ -22,7 +22,9 @@ import { parseNodeName } from './names.js';
 import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNodeOptions } from './options.js';
 import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
-import { AcceptGate, type GateClosure, type PendingSocket } from './accept-gate.js';
+import type { PendingSocket } from './accept-gate.js';
+import { Acceptor } from './acceptor.js';
+import { BusyRetry } from './busy-retry.js';
 import { AutoConnect } from './auto-connect.js';
 import type { PeerRouter } from './peer-router.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
@@ -74,10 +76,10 @@ export class Node {
   readonly #auto: AutoConnect;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
-  /** Accepted sockets counted until their handshake ends: deadlines, eviction, per-address caps. */
-  readonly #gate: AcceptGate;
-  /** Peers that answered `busy`: when the retries began, and the retry timer. */
-  readonly #busy = new Map<string, { since: number; attempts: number; timer: NodeJS.Timeout | undefined }>();
+  /** Accepted sockets, counted from the TCP accept until their handshake ends. */
+  readonly #acceptor: Acceptor;
+  /** Peers that answered `busy`, dialled again soon. */
+  readonly #busy: BusyRetry;
   #stopped = false;
   #closed: Promise<void> | undefined;
   readonly #counts = new NodeCounters();
@@ -122,23 +124,14 @@ export class Node {
       info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
-    this.#gate = new AcceptGate(
-      {
-        maxPending: options.maxPendingHandshakes,
-        maxPendingPerAddress: options.maxPendingHandshakesPerAddress,
-        helloDeadlineMs: options.helloDeadlineMs,
-        handshakeTimeoutMs: options.handshakeTimeoutMs,
-        tls: options.tls !== undefined,
-      },
-      (entry, why) => this.#gateClosed(entry, why),
-    );
-    // Counted from the TCP accept, TLS or not: a socket that never starts TLS holds a slot like any other.
-    server.on('connection', (socket: Socket) => this.#accepted(socket));
-    if (options.tls) server.on('secureConnection', (socket: Socket) => this.#secured(socket));
-    server.on('tlsClientError', (_error: Error, socket: Socket) => {
-      // A socket the gate closed before TLS (evicted, past its deadline) is counted there already.
-      if (!this.#gate.closedBeforeTls(socket)) this.#refused(new HandshakeRefused('tls', undefined, 'TLS handshake failed'));
-      socket.destroy();
+    this.#busy = new BusyRetry(options, (node) => void this.#dial(node));
+    this.#acceptor = new Acceptor(server, options, {
+      stopped: () => this.#stopped,
+      refused: (error) => this.#refused(error),
+      handshake: (socket, entry, helloReceived) =>
+        void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side, helloReceived), undefined, entry).catch(() => {
+          // Refused and counted; the node carries on.
+        }),
     });
     nodeMetrics(raw.registry)?.add(this);
     for (const seed of options.seeds) if (seed !== name) this.#want(seed);
@@ -280,9 +273,8 @@ export class Node {
     this.#closed = new Promise<void>((resolve) => (closed = resolve));
     for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
     this.#wanted.clear();
-    for (const busy of this.#busy.values()) clearTimeout(busy.timer);
-    this.#busy.clear();
-    this.#gate.close();
+    this.#busy.stop();
+    this.#acceptor.close();
     for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
     this.#waiters.clear();
     this.#auto.stop();
@@ -335,8 +327,8 @@ export class Node {
       await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
     } catch (error) {
       this.#dialing.delete(node);
-      if (error instanceof HandshakeRefused && error.reason === 'busy' && this.#retryBusy(node)) return;
-      this.#busy.delete(node);
+      if (error instanceof HandshakeRefused && error.reason === 'busy' && !this.#stopped && this.#busy.retry(node)) return;
+      this.#busy.forget(node);
       // Refused as a duplicate: the link is up, or coming up, from the other side; waiters wait for it.
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
@@ -347,73 +339,6 @@ export class Node {
     } finally {
       this.#dialing.delete(node);
     }
-  }
-
-  /**
-   * A peer said `busy` (its handshake slots are all past their hello): tried again soon, with a
-   * doubling jittered delay, for as long as a handshake there may last (twice our deadline); true
-   * while retrying, so the connect waiters keep waiting.
-   */
-  #retryBusy(node: string): boolean {
-    if (this.#stopped) return false;
-    const now = Date.now();
-    let busy = this.#busy.get(node);
-    if (busy === undefined) this.#busy.set(node, (busy = { since: now, attempts: 0, timer: undefined }));
-    if (now - busy.since > 2 * this.#options.handshakeTimeoutMs) {
-      this.#busy.delete(node);
-      return false;
-    }
-    const base = Math.min(this.#options.reconnectMaxMs, this.#options.reconnectMinMs * 2 ** Math.min(busy.attempts, 30));
-    busy.attempts++;
-    const entry = busy;
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      void this.#dial(node);
-    }, Math.round(base * (0.5 + Math.random() * 0.5)));
-    entry.timer.unref();
-    return true;
-  }
-
-  #accepted(raw: Socket): void {
-    if (this.#stopped) {
-      this.#refused(new HandshakeRefused('busy', undefined, 'the node is stopping'));
-      raw.destroy();
-      return;
-    }
-    const entry = this.#gate.admit(raw);
-    if (entry === undefined) {
-      const { maxPendingHandshakes, maxPendingHandshakesPerAddress } = this.#options;
-      this.#refused(new HandshakeRefused('busy', undefined, `every pending handshake is past its hello (maxPendingHandshakes ${maxPendingHandshakes}, maxPendingHandshakesPerAddress ${maxPendingHandshakesPerAddress})`));
-      return;
-    }
-    if (entry.socket !== undefined) this.#acceptOn(entry, entry.socket);
-  }
-
-  /** TLS is up on an accepted socket: its handshake starts, if the gate still counts it. */
-  #secured(socket: Socket): void {
-    const entry = this.#gate.secured(socket);
-    if (entry === undefined || this.#stopped) {
-      socket.destroy();
-      return;
-    }
-    this.#acceptOn(entry, socket);
-  }
-
-  #acceptOn(entry: PendingSocket, socket: Socket): void {
-    void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side, () => this.#gate.helloReceived(entry)), undefined, entry).catch(() => {
-      // Refused and counted; the node carries on.
-    });
-  }
-
-  /** The gate closed a counted socket: counted here, once (its handshake, if one runs, then fails without counting). */
-  #gateClosed(_entry: PendingSocket, why: GateClosure): void {
-    this.#refused(this.#gateRefusal(why));
-  }
-
-  #gateRefusal(why: GateClosure): HandshakeRefused {
-    if (why === 'evicted') return new HandshakeRefused('evicted', undefined, `no hello yet, and a newer connection needed the slot (maxPendingHandshakes, maxPendingHandshakesPerAddress)`);
-    return new HandshakeRefused('timeout', undefined, `no hello within ${this.#options.helloDeadlineMs} ms (helloDeadlineMs) or not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
   }
 
   async #handshake(
@@ -437,7 +362,8 @@ export class Node {
         await connected;
         result = await run(this.#side);
       } catch (error) {
-        if (entry?.closedBy !== undefined) throw this.#gateRefusal(entry.closedBy);
+        const closed = entry === undefined ? undefined : this.#acceptor.closedBy(entry);
+        if (closed !== undefined) throw closed;
         if (timedOut) throw new HandshakeRefused('timeout', expected, `not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
         if (error instanceof HandshakeRefused) throw error;
         const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
@@ -454,7 +380,7 @@ export class Node {
       throw error;
     } finally {
       clearTimeout(timer);
-      if (entry !== undefined) this.#gate.release(entry);
+      if (entry !== undefined) this.#acceptor.release(entry);
     }
   }
 
@@ -477,8 +403,7 @@ export class Node {
     this.#counts.handshakesCompleted++;
     const wanted = this.#wanted.get(peer);
     if (wanted !== undefined) wanted.attempts = 0;
-    clearTimeout(this.#busy.get(peer)?.timer);
-    this.#busy.delete(peer);
+    this.#busy.forget(peer);
     link.start(result.leftover);
     this.logger.info({ node: this.name, peer }, 'nodes.up');
     for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();
