@@ -83,11 +83,17 @@ export async function timedConnect(target: Node, name: string, options: Paramete
   return outcome;
 }
 
-/** Waits until the flood holds the node's slots and is reopening, then connects fresh nodes one after another. */
-export async function connectsUnderFlood(target: Node, attack: Flood, options: Parameters<typeof testNode>[1] = {}, rounds = 4): Promise<(number | string)[]> {
+/**
+ * Waits until the flood holds the node's slots and is reopening, then connects fresh nodes one after
+ * another, half a second apart: about 5 s of attack in all.
+ */
+export async function connectsUnderFlood(target: Node, attack: Flood, options: Parameters<typeof testNode>[1] = {}, rounds = 5): Promise<(number | string)[]> {
   await eventually(() => attack.opened >= 200, 5_000, 'the flood to open its sockets');
-  await sleep(300);
+  await sleep(500);
   const outcomes: (number | string)[] = [];
-  for (let round = 0; round < rounds; round++) outcomes.push(await timedConnect(target, `legit${round}`, options, 2_000));
+  for (let round = 0; round < rounds; round++) {
+    outcomes.push(await timedConnect(target, `legit${round}`, options, 2_000));
+    await sleep(500);
+  }
   return outcomes;
 }
