@@ -36,6 +36,7 @@ export const ActorErrorCode = {
   PlacementFailed: 'PLACEMENT_FAILED',
   InvalidPlacement: 'PLACEMENT_INVALID',
   CallingSelf: 'ACTOR_CALLING_SELF',
+  InvalidRef: 'ACTOR_INVALID_REF',
 } as const;
 export type ActorErrorCode = (typeof ActorErrorCode)[keyof typeof ActorErrorCode];
 
@@ -158,6 +159,18 @@ export class CallingSelf extends MoloError {
   static readonly code = ActorErrorCode.CallingSelf;
   constructor(readonly target: Ref | string) {
     super(ActorErrorCode.CallingSelf, `${describe(target)} called itself: the call could never be answered`);
+  }
+}
+
+/** `parseRef` was given text that is not `<node.id.creation>` (or is past a cap). */
+export class InvalidRef extends MoloError {
+  static readonly code = ActorErrorCode.InvalidRef;
+  constructor(
+    readonly text: unknown,
+    detail: string,
+  ) {
+    const shown = typeof text === 'string' ? JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text) : typeof text;
+    super(ActorErrorCode.InvalidRef, `invalid ref ${shown}: ${detail}`);
   }
 }
 

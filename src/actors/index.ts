@@ -9,6 +9,7 @@ export {
 export type { ActorBehaviour, ActorContext, ActorRuntime, Envelope, HandlerFunction, SpawnOptions } from './behaviour.js';
 export type { ActorStatus, ProcessInfo } from './process-info.js';
 export { Ref, type MonitorRef } from './ref.js';
+export { MAX_REF_TEXT_LENGTH, parseRef } from './ref-text.js';
 export { CallRequest, DownMessage, ExitMessage, RECEIVE_TIMEOUT, type ReceiveTimeout, type SystemMessage } from './messages.js';
 export { formatReason, isCleanExit, isShutdownWith, shutdownWith, type ExitReason, type ExitValue, type ShutdownWith } from './exit.js';
 export { SimulatedClock, systemClock, type Clock, type ClockTimer } from './clock.js';
@@ -28,6 +29,7 @@ export {
   CalleeExited,
   CallingSelf,
   CallTimeout,
+  InvalidRef,
   InvalidOption,
   MailboxFull,
   MoloError,

@@ -9,6 +9,8 @@ const { EXITED, TRAP_EXIT } = CellFlag;
 
 /** What exit signals need from their system. */
 export interface SignalHost {
+  /** The live local actor `ref` names, compared by value (a ref rebuilt from its parts finds it too). */
+  cellOf(ref: Ref): ActorCell | undefined;
   /**
    * Carries signals to and from an actor elsewhere (another creation or node); undefined for this
    * system's own refs and when nothing routes the ref.
@@ -24,6 +26,9 @@ export interface SignalHost {
  * Exit signals, links and monitors, as OTP has them. Links are symmetric (a set of refs on each
  * cell); a monitor is held twice, as `monitoring` on its watcher and `monitoredBy` on its target,
  * so either side's exit drops it in O(1). An actor elsewhere is its router's business.
+ * Refs are resolved by value (`host.cellOf`), and what goes into a link set or a monitor map is
+ * the canonical object (the cell's own ref, or the router's), so a set keyed by identity still
+ * finds an entry made through a ref rebuilt from its parts.
  * What an exit sets off (signals to links, `DOWN` to watchers) is walked by the system's
  * `#finalize`, with {@link linkSignal} and {@link notify} from here.
  */
@@ -34,14 +39,14 @@ export class ExitSignals {
 
   /** OTP's exit/2: `kill` is untrappable; a trapping target gets a message; `normal` is ignored. */
   exitSignal(target: Ref, from: Ref, reason: ExitReason): void {
-    const cell = target._cell as ActorCell | undefined;
+    const cell = this.host.cellOf(target);
     if (cell === undefined) {
       this.host.routeOf(target)?.exitSignal(target, from, reason);
       return;
     }
     if (reason === 'kill') this.host.terminateCell(cell, 'killed');
     else if (cell.flags & TRAP_EXIT) cell.deliverSignal(new ExitMessage(from, reason));
-    else if (reason !== 'normal' || from === target) this.host.terminateCell(cell, reason);
+    else if (reason !== 'normal' || from.equals(target)) this.host.terminateCell(cell, reason);
   }
 
   /** A linked actor exited: the same rules, except that a link never carries an untrappable kill. */
@@ -56,7 +61,7 @@ export class ExitSignals {
    * actor): the signal goes on to its route.
    */
   linkExit(target: Ref, from: Ref, reason: ExitReason): void {
-    const cell = target._cell as ActorCell | undefined;
+    const cell = this.host.cellOf(target);
     if (cell === undefined) {
       this.host.routeOf(target)?.linkExited(target, from, reason);
       return;
@@ -66,28 +71,39 @@ export class ExitSignals {
   }
 
   link(cell: ActorCell, target: Ref): void {
-    const other = target._cell as ActorCell | undefined;
+    const other = this.host.cellOf(target);
     // An exited actor (a handler that outlived it) links to nothing: no stale entry on the target.
     if (other === cell || cell.flags & EXITED) return;
     if (other === undefined) {
       const router = this.host.routeOf(target);
       if (router !== undefined) {
-        (cell.links ??= new Set()).add(target);
-        router.link(cell.self, target);
+        const remote = router.canonical(target);
+        (cell.links ??= new Set()).add(remote);
+        router.link(cell.self, remote);
         return;
       }
       this.linkSignal(cell, target, 'noproc');
       return;
     }
-    (cell.links ??= new Set()).add(target);
+    (cell.links ??= new Set()).add(other.self);
     (other.links ??= new Set()).add(cell.self);
   }
 
   unlink(cell: ActorCell, target: Ref): void {
-    cell.links?.delete(target);
-    const other = target._cell as ActorCell | undefined;
-    if (other !== undefined) other.links?.delete(cell.self);
-    else this.host.routeOf(target)?.unlink(cell.self, target);
+    const other = this.host.cellOf(target);
+    if (other !== undefined) {
+      cell.links?.delete(other.self);
+      other.links?.delete(cell.self);
+      return;
+    }
+    const router = this.host.routeOf(target);
+    if (router === undefined) {
+      cell.links?.delete(target);
+      return;
+    }
+    const remote = router.canonical(target);
+    cell.links?.delete(remote);
+    router.unlink(cell.self, remote);
   }
 
   nextMonitorId(): number {
@@ -98,7 +114,7 @@ export class ExitSignals {
   monitor(watcher: Watcher, target: Ref): MonitorRef {
     const id = ++this.#nextMonitor;
     if (watcher instanceof ActorCell && watcher.flags & EXITED) return id;
-    const cell = target._cell as ActorCell | undefined;
+    const cell = this.host.cellOf(target);
     if (cell === undefined) {
       const router = this.host.routeOf(target);
       if (router !== undefined) {
@@ -110,7 +126,7 @@ export class ExitSignals {
       return id;
     }
     (cell.monitoredBy ??= new Map()).set(id, watcher);
-    if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, target);
+    if (watcher instanceof ActorCell) (watcher.monitoring ??= new Map()).set(id, cell.self);
     return id;
   }
 
@@ -129,7 +145,7 @@ export class ExitSignals {
 
   /** The target's side of monitor `id`. */
   #forget(target: Ref, id: MonitorRef): void {
-    const cell = target._cell as ActorCell | undefined;
+    const cell = this.host.cellOf(target);
     if (cell !== undefined) cell.monitoredBy?.delete(id);
     else this.host.routeOf(target)?.demonitor(target, id);
   }

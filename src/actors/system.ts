@@ -105,7 +105,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     if (options !== undefined) {
       if (options.name !== undefined) this.#registry.checkFree(options.name);
       if (options.link !== undefined) {
-        linkTo = options.link._cell as ActorCell | undefined;
+        linkTo = this.cellOf(options.link);
         if (linkTo === undefined) throw new NoProc(options.link);
       }
     }
@@ -248,8 +248,17 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   }
 
   #lookup(target: Ref | string): ActorCell | undefined {
-    if (typeof target === 'string') return this.#registry.cellOf(target);
-    return (target._cell as ActorCell | undefined) ?? this.#byId(target);
+    return typeof target === 'string' ? this.#registry.cellOf(target) : this.cellOf(target);
+  }
+
+  /**
+   * @internal The live local actor `ref` names, by value: the ref spawn returned routes straight to
+   * its cell; any other object with the same parts (rebuilt from JSON, decoded from a frame) costs
+   * one lookup by id. Every kernel operation resolves refs through here, so one identity has one
+   * behaviour, as Erlang pids compare by value.
+   */
+  cellOf(ref: Ref): ActorCell | undefined {
+    return (ref._cell as ActorCell | undefined) ?? this.#byId(ref);
   }
 
   /** A ref rebuilt from its parts (not the object spawn returned) still reaches a live local actor. */
@@ -309,7 +318,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     if (cell.calls !== null) this.#calls.failAll(cell, reason);
     if (cell.monitoring !== null) {
       for (const [id, target] of cell.monitoring) {
-        const other = target._cell as ActorCell | undefined;
+        const other = this.cellOf(target);
         if (other !== undefined) other.monitoredBy?.delete(id);
         else this.routeOf(target)?.demonitor(target, id);
       }
@@ -319,7 +328,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
       const links = cell.links;
       cell.links = null;
       for (const linked of links) {
-        const other = linked._cell as ActorCell | undefined;
+        const other = this.cellOf(linked);
         if (other === undefined) {
           this.routeOf(linked)?.linkExited(linked, ref, reason);
           continue;
@@ -385,7 +394,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
   // ---- registry -------------------------------------------------------------------------------
 
   register(name: string, target: Ref): void {
-    const cell = target._cell as ActorCell | undefined;
+    const cell = this.cellOf(target);
     if (cell === undefined) throw new NoProc(target);
     this.#registry.register(name, cell);
   }
@@ -410,7 +419,7 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
 
   /** For an actor elsewhere (a placed actor, another node's): best effort, its host or node is up. */
   isAlive(target: Ref): boolean {
-    if (target._cell !== undefined) return true;
+    if (this.cellOf(target) !== undefined) return true;
     return this.routeOf(target)?.isAlive(target) === true;
   }
 

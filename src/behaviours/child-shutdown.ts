@@ -4,7 +4,7 @@ import type { ShutdownPolicy } from './child-spec.js';
 const isExitFrom =
   (ref: Ref) =>
   (message: unknown): message is ExitMessage =>
-    message instanceof ExitMessage && message.from === ref;
+    message instanceof ExitMessage && message.from.equals(ref);
 
 const isDownOf =
   (monitor: number) =>

@@ -97,7 +97,11 @@ function lookup(table: ChildTable, child: string | Ref, operation: string): Chil
   if (typeof child === 'string') throw new DynamicOnly(`${operation} by id`);
   const record = table.byRef.get(child);
   if (record !== undefined) return record;
-  for (const candidate of table.children.values()) if (candidate.ref === undefined && candidate.lastRef === child) return candidate;
+  // By value: the caller may hold a ref rebuilt from its parts (JSON, a frame), not the one start
+  // returned. A scan, but only on a miss, in an administrative call.
+  for (const candidate of table.children.values()) {
+    if (candidate.ref !== undefined ? candidate.ref.equals(child) : candidate.lastRef?.equals(child) === true) return candidate;
+  }
   return undefined;
 }
 

@@ -307,6 +307,11 @@ export class AutoConnect implements Router {
     return false;
   }
 
+  /** The node's table, as the link that comes up will use: a link made now is found by its exit later. */
+  canonical(ref: Ref): Ref {
+    return this.refs.canonical(ref);
+  }
+
   shutdown(): void {
     this.unreachable.shutdown();
   }

@@ -3,7 +3,7 @@
  * cluster-wide topics. Stable codes, never reused; each has a row in docs/errors.md.
  */
 import { MoloError } from '../actors/errors.js';
-import { nearestKey } from './nearest-key.js';
+import { unknownOptionKey } from '../actors/option-keys.js';
 
 export const ClusterErrorCode = {
   GlobalNameTaken: 'NODE_GLOBAL_NAME_TAKEN',
@@ -73,9 +73,6 @@ export function boundedOption(option: string, value: number | undefined, fallbac
 
 /** The options object of a cluster service has only `known` keys (InvalidClusterArgument naming the first other, with the nearest known one). */
 export function checkServiceOptions(options: object, known: readonly string[]): void {
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const near = nearestKey(key, known);
-    throw new InvalidClusterArgument(`option ${key.slice(0, 100)}`, near === undefined ? 'unknown option' : `unknown option; did you mean ${near}?`);
-  }
+  const unknown = unknownOptionKey(options, known);
+  if (unknown !== undefined) throw new InvalidClusterArgument(`option ${unknown.key}`, unknown.detail);
 }

@@ -52,6 +52,7 @@ export type RefusalReason =
   | 'auth'
   | 'timeout'
   | 'busy'
+  | 'evicted'
   | 'wrong_node'
   | 'tls';
 

@@ -125,6 +125,11 @@ class MessageReader {
   }
 }
 
+/** Writes a refusal the dialling side reads as a typed `HandshakeRefused` (the node's busy answer uses it too). */
+export function writeRefusal(socket: Socket, reason: RefusalReason): void {
+  write(socket, ['refused', reason]);
+}
+
 function write(socket: Socket, message: readonly unknown[]): void {
   const body = pack(message);
   const bytes = Buffer.allocUnsafe(4 + body.length);
@@ -201,8 +206,13 @@ export async function initiate(socket: Socket, side: HandshakeSide, expected: st
   return { peer: expected, info, leftover: reader.detach() };
 }
 
-/** The listening side. */
-export async function accept(socket: Socket, side: HandshakeSide): Promise<HandshakeResult> {
+/**
+ * The listening side. `helloReceived` is told once a complete, well-formed hello is in (the node
+ * stops counting the socket as idle). Whether the peer is admitted (not linked already, in `allow`)
+ * is asked only after it proved the secret: before that, every name gets the same challenge, so an
+ * unauthenticated client cannot list the cluster's members.
+ */
+export async function accept(socket: Socket, side: HandshakeSide, helloReceived: () => void = () => {}): Promise<HandshakeResult> {
   const reader = new MessageReader(socket);
   const hello = await reader.read();
   const [kind, version, peer, peerChallenge] = hello;
@@ -218,8 +228,7 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
   const name = peer as string;
   reader.peer = name;
   if (name === side.name) refuse(socket, 'same_name', name, 'the peer uses this node\'s name');
-  const refusal = side.admit(name);
-  if (refusal !== undefined) refuse(socket, refusal, name, 'not admitted');
+  helloReceived();
   const challenge = randomBytes(CHALLENGE_BYTES);
   write(socket, ['challenge', side.name, challenge, proofOf(side.secret, 'acceptor', peerChallenge as Buffer, name, side.name)]);
   const answer = await reader.read();
@@ -230,9 +239,9 @@ export async function accept(socket: Socket, side: HandshakeSide): Promise<Hands
     refuse(socket, 'auth', name, 'the peer does not hold the cluster secret');
   }
   const peerInfo = checkInfo(info, name, socket);
-  // Admitted again: another link to the same node may have come up meanwhile.
-  const late = side.admit(name);
-  if (late !== undefined) refuse(socket, late, name, 'not admitted');
+  // Admitted only now, with the secret proven; answered the same for every name before this.
+  const refusal = side.admit(name);
+  if (refusal !== undefined) refuse(socket, refusal, name, 'not admitted');
   write(socket, ['welcome', infoTuple(side.info)]);
   return { peer: name, info: peerInfo, leftover: reader.detach() };
 }

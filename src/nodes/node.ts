@@ -23,6 +23,9 @@ import { resolveNodeOptions, systemOptionsFor, type NodeOptions, type ResolvedNo
 import { serveSpawn, spawnRequest, type RemoteSpawnOptions } from './remote-spawn.js';
 import { Unreachable } from './unreachable.js';
 import { PeerAttribution } from './peer-attribution.js';
+import type { PendingSocket } from './accept-gate.js';
+import { Acceptor } from './acceptor.js';
+import { BusyRetry } from './busy-retry.js';
 import { AutoConnect } from './auto-connect.js';
 import type { PeerRouter } from './peer-router.js';
 import type { BehaviourModule } from '../actors/placement/types.js';
@@ -52,7 +55,7 @@ type Listener = (node: string, reason: DownReason) => void;
 /** Starts a node: listens, starts its system, connects to its seeds. */
 export async function startNode(options: NodeOptions): Promise<Node> {
   const resolved = resolveNodeOptions(options);
-  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls);
+  const server = await listen(resolved.listenHost, resolved.address.port, resolved.tls, resolved.handshakeTimeoutMs);
   const { name, host } = resolved.address;
   const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
   const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
@@ -76,8 +79,10 @@ export class Node {
   readonly #refs = new RefTable();
   /** @internal The cluster services: what peers send them arrives attributed to the link (peer-attribution.ts). */
   readonly attribution: PeerAttribution;
-  /** Id of the net kernel, told to peers in the handshake. */
-  #pendingHandshakes = 0;
+  /** Accepted sockets, counted from the TCP accept until their handshake ends. */
+  readonly #acceptor: Acceptor;
+  /** Peers that answered `busy`, dialled again soon. */
+  readonly #busy: BusyRetry;
   #stopped = false;
   #closed: Promise<void> | undefined;
   readonly #counts = new NodeCounters();
@@ -123,10 +128,14 @@ export class Node {
       info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
-    server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => this.#accepted(socket));
-    server.on('tlsClientError', (_error: Error, socket: Socket) => {
-      this.#refused(new HandshakeRefused('tls', undefined, 'TLS handshake failed'));
-      socket.destroy();
+    this.#busy = new BusyRetry(options, (node) => void this.#dial(node));
+    this.#acceptor = new Acceptor(server, options, {
+      stopped: () => this.#stopped,
+      refused: (error) => this.#refused(error),
+      handshake: (socket, entry, helloReceived) =>
+        void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side, helloReceived), undefined, entry).catch(() => {
+          // Refused and counted; the node carries on.
+        }),
     });
     nodeMetrics(raw.registry)?.add(this);
     for (const seed of options.seeds) if (seed !== name) this.#want(seed);
@@ -268,6 +277,8 @@ export class Node {
     this.#closed = new Promise<void>((resolve) => (closed = resolve));
     for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
     this.#wanted.clear();
+    this.#busy.stop();
+    this.#acceptor.close();
     for (const [node, waiters] of this.#waiters) for (const waiter of waiters) waiter.reject(new NodeDown(node, undefined));
     this.#waiters.clear();
     this.#auto.stop();
@@ -319,6 +330,9 @@ export class Node {
     try {
       await this.#handshake(socket, connected, (side) => initiate(socket, side, node), node);
     } catch (error) {
+      this.#dialing.delete(node);
+      if (error instanceof HandshakeRefused && error.reason === 'busy' && !this.#stopped && this.#busy.retry(node)) return;
+      this.#busy.forget(node);
       // Refused as a duplicate: the link is up, or coming up, from the other side; waiters wait for it.
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
@@ -331,25 +345,13 @@ export class Node {
     }
   }
 
-  #accepted(socket: Socket): void {
-    if (this.#stopped || this.#pendingHandshakes >= this.#options.maxPendingHandshakes) {
-      const why = this.#stopped ? 'the node is stopping' : `${this.#options.maxPendingHandshakes} handshakes in progress (maxPendingHandshakes)`;
-      this.#refused(new HandshakeRefused('busy', undefined, why));
-      socket.destroy();
-      return;
-    }
-    void this.#handshake(socket, Promise.resolve(), (side) => accept(socket, side), undefined).catch(() => {
-      // Refused and counted; the node carries on.
-    });
-  }
-
   async #handshake(
     socket: Socket,
     connected: Promise<void>,
     run: (side: HandshakeSide) => Promise<HandshakeResult>,
     expected: string | undefined,
+    entry?: PendingSocket,
   ): Promise<void> {
-    this.#pendingHandshakes++;
     let timedOut = false;
     // The deadline covers connecting too.
     const timer = setTimeout(() => {
@@ -364,6 +366,8 @@ export class Node {
         await connected;
         result = await run(this.#side);
       } catch (error) {
+        const closed = entry === undefined ? undefined : this.#acceptor.closedBy(entry);
+        if (closed !== undefined) throw closed;
         if (timedOut) throw new HandshakeRefused('timeout', expected, `not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
         if (error instanceof HandshakeRefused) throw error;
         const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
@@ -376,18 +380,18 @@ export class Node {
       this.#up(socket, result);
     } catch (error) {
       socket.destroy();
-      if (error instanceof HandshakeRefused) this.#refused(error);
+      if (error instanceof HandshakeRefused && entry?.closedBy === undefined) this.#refused(error);
       throw error;
     } finally {
       clearTimeout(timer);
-      this.#pendingHandshakes--;
+      if (entry !== undefined) this.#acceptor.release(entry);
     }
   }
 
   #refused(error: HandshakeRefused): void {
     this.#counts.refused(error.reason);
-    // A duplicate is the normal end of a simultaneous connect.
-    if (error.reason !== 'duplicate') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
+    // A duplicate is the normal end of a simultaneous connect; evictions are what a flood costs it (counted, not logged).
+    if (error.reason !== 'duplicate' && error.reason !== 'evicted') this.logger.warn({ err: error, node: this.name }, 'nodes.handshake_refused');
   }
 
   #up(socket: Socket, result: HandshakeResult): void {
@@ -403,6 +407,7 @@ export class Node {
     this.#counts.handshakesCompleted++;
     const wanted = this.#wanted.get(peer);
     if (wanted !== undefined) wanted.attempts = 0;
+    this.#busy.forget(peer);
     link.start(result.leftover);
     this.logger.info({ node: this.name, peer }, 'nodes.up');
     for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();

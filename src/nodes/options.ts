@@ -1,6 +1,7 @@
 /** The options of `startNode`, with their defaults and caps. */
 import type { ActorSystemOptions } from '../actors/system-options.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from '../actors/placement/limits.js';
+import { unknownOptionKey } from '../actors/option-keys.js';
 import type { Registry } from 'prom-client';
 import { InvalidNodeOption } from './errors.js';
 import { parseNodeName, type NodeAddress } from './names.js';
@@ -32,8 +33,16 @@ export interface NodeOptions {
   readonly tls?: NodeTlsOptions;
   /** A handshake not finished by then is closed; default 5 s, 50 ms..60 s. */
   readonly handshakeTimeoutMs?: number;
-  /** Handshakes in progress at once; more connections are refused (`busy`); default 64, 1..4096. */
+  /**
+   * Accepted connections counted until their handshake ends (from the TCP accept, before TLS); at the
+   * cap a newcomer evicts the oldest one that has not sent a complete hello, or is refused (`busy`)
+   * if every one has; default 64, 1..4096.
+   */
   readonly maxPendingHandshakes?: number;
+  /** The same, per remote address; default 8 (at most maxPendingHandshakes), 1..4096. */
+  readonly maxPendingHandshakesPerAddress?: number;
+  /** An accepted connection without a complete hello by then is closed; default 2 s (at most handshakeTimeoutMs), 50 ms..60 s. */
+  readonly helloDeadlineMs?: number;
   /** A peer silent for this long is down (heartbeats go out every quarter of it); default 10 s, 200 ms..10 min. */
   readonly detectionMs?: number;
   /** Reconnect backoff: first delay and cap; defaults 100 ms and 5 s, each 10 ms..10 min. */
@@ -78,6 +87,8 @@ export interface ResolvedNodeOptions {
   readonly tls: NodeTlsOptions | undefined;
   readonly handshakeTimeoutMs: number;
   readonly maxPendingHandshakes: number;
+  readonly maxPendingHandshakesPerAddress: number;
+  readonly helloDeadlineMs: number;
   readonly detectionMs: number;
   readonly reconnectMinMs: number;
   readonly reconnectMaxMs: number;
@@ -93,6 +104,20 @@ export interface ResolvedNodeOptions {
 
 export const MIN_SECRET_BYTES = 16;
 
+/** Every option of `startNode`: a key not here is refused (a typo would otherwise leave a default in force). */
+const OPTION_KEYS = {
+  name: true, secret: true, seeds: true, allow: true, listenHost: true, tls: true, handshakeTimeoutMs: true,
+  maxPendingHandshakes: true, maxPendingHandshakesPerAddress: true, helloDeadlineMs: true, detectionMs: true,
+  reconnectMinMs: true, reconnectMaxMs: true, maxFrameBytes: true, sendQueueBytes: true, fullPolicy: true,
+  remoteSpawn: true, autoConnect: true, autoConnectPendingBytes: true, autoConnectPendingCount: true,
+  maxPendingAutoConnects: true, system: true, registry: true,
+} as const satisfies Record<keyof NodeOptions, true>;
+
+function refuseUnknownKeys(options: object): void {
+  const unknown = unknownOptionKey(options, Object.keys(OPTION_KEYS));
+  if (unknown !== undefined) throw new InvalidNodeOption(unknown.key, unknown.detail);
+}
+
 function integer(option: string, value: number | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -103,6 +128,7 @@ function integer(option: string, value: number | undefined, fallback: number, mi
 
 export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidNodeOption('options', 'must be an object');
+  refuseUnknownKeys(options);
   const address = parseNodeName(options.name, true);
   const secret = typeof options.secret === 'string' ? Buffer.from(options.secret) : options.secret;
   if (!Buffer.isBuffer(secret) || secret.length < MIN_SECRET_BYTES) {
@@ -125,6 +151,8 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
   if (options.autoConnect !== undefined && typeof options.autoConnect !== 'boolean') {
     throw new InvalidNodeOption('autoConnect', 'must be a boolean');
   }
+  const handshakeTimeoutMs = integer('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000, 50, 60_000);
+  const maxPendingHandshakes = integer('maxPendingHandshakes', options.maxPendingHandshakes, 64, 1, 4_096);
   const minPending = maxFrameBytes + 16;
   const autoConnectPendingBytes = integer('autoConnectPendingBytes', options.autoConnectPendingBytes, Math.min(sendQueueBytes, Math.max(1_048_576, minPending)), minPending, sendQueueBytes);
   return {
@@ -134,8 +162,10 @@ export function resolveNodeOptions(options: NodeOptions): ResolvedNodeOptions {
     allow: options.allow === undefined ? undefined : new Set(options.allow),
     listenHost: options.listenHost ?? address.host,
     tls: options.tls,
-    handshakeTimeoutMs: integer('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000, 50, 60_000),
-    maxPendingHandshakes: integer('maxPendingHandshakes', options.maxPendingHandshakes, 64, 1, 4_096),
+    handshakeTimeoutMs,
+    maxPendingHandshakes,
+    maxPendingHandshakesPerAddress: integer('maxPendingHandshakesPerAddress', options.maxPendingHandshakesPerAddress, Math.min(8, maxPendingHandshakes), 1, maxPendingHandshakes),
+    helloDeadlineMs: integer('helloDeadlineMs', options.helloDeadlineMs, Math.min(2_000, handshakeTimeoutMs), Math.min(50, handshakeTimeoutMs), handshakeTimeoutMs),
     detectionMs: integer('detectionMs', options.detectionMs, 10_000, 200, 600_000),
     reconnectMinMs,
     reconnectMaxMs,

@@ -73,7 +73,8 @@ export class PeerRouter extends RouterCore {
   protected override dispatch(frame: Frame, from: number): void {
     if (frame[0] === FrameKind.Send) {
       const to = frame[1];
-      if (to._cell === undefined && to.node === this.system.node && to.creation === this.creation) {
+      // By value: the peer may name an actor whose ref never crossed this link (rebuilt from its parts).
+      if (to._cell === undefined && to.node === this.system.node && to.creation === this.creation && this.system.cellOf(to) === undefined) {
         this.unknownActors++;
         this.channel.dropped(new UnknownRemoteActor(this.peer, String(to)));
         return;

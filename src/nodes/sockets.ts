@@ -4,10 +4,12 @@ import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls
 import type { NodeTlsOptions } from './options.js';
 
 /** Listens on host:port (0: a free port); resolves once listening. */
-export async function listen(host: string, port: number, tls: NodeTlsOptions | undefined): Promise<Server> {
+export async function listen(host: string, port: number, tls: NodeTlsOptions | undefined, handshakeTimeoutMs: number): Promise<Server> {
   // requestCert with rejectUnauthorized: a peer without a certificate from the CA is refused.
+  // The node counts and deadlines each socket from its TCP accept; Node's own TLS deadline (120 s
+  // by default) is only a backstop, set to the handshake's.
   const server: Server = tls
-    ? createTlsServer({ key: tls.key, cert: tls.cert, ca: tls.ca as string, requestCert: true, rejectUnauthorized: true })
+    ? createTlsServer({ key: tls.key, cert: tls.cert, ca: tls.ca as string, requestCert: true, rejectUnauthorized: true, handshakeTimeout: handshakeTimeoutMs })
     : createTcpServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -63,6 +63,11 @@ export class Unreachable implements Router {
     return false;
   }
 
+  /** Nothing is kept here: a link is answered at once, with the ref it was made with. */
+  canonical(ref: Ref): Ref {
+    return ref;
+  }
+
   shutdown(): void {
     this.onShutdown();
   }

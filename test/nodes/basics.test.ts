@@ -25,6 +25,19 @@ describe('node names and options', () => {
     await expect(startNode({ name: 'a@127.0.0.1:0', secret: SECRET, sendQueueBytes: 1_000 })).rejects.toMatchObject({ option: 'sendQueueBytes' });
     await expect(startNode({ name: 'a@127.0.0.1:0', secret: SECRET, fullPolicy: 'block' as never })).rejects.toMatchObject({ option: 'fullPolicy' });
   });
+
+  it('bounds the hello deadline and the per-address cap, and refuses unknown keys naming the nearest one', async () => {
+    const base = { name: 'a@127.0.0.1:0', secret: SECRET };
+    await expect(startNode({ ...base, helloDeadlineMs: 10 })).rejects.toMatchObject({ option: 'helloDeadlineMs' });
+    await expect(startNode({ ...base, handshakeTimeoutMs: 1_000, helloDeadlineMs: 1_001 })).rejects.toMatchObject({ option: 'helloDeadlineMs' });
+    await expect(startNode({ ...base, maxPendingHandshakesPerAddress: 0 })).rejects.toMatchObject({ option: 'maxPendingHandshakesPerAddress' });
+    await expect(startNode({ ...base, maxPendingHandshakes: 4, maxPendingHandshakesPerAddress: 5 })).rejects.toMatchObject({ option: 'maxPendingHandshakesPerAddress' });
+    const typo = await startNode({ ...base, helloDeadlinMs: 500 } as never).catch((error: unknown) => error);
+    expect(typo).toBeInstanceOf(InvalidNodeOption);
+    expect(typo).toMatchObject({ code: 'NODE_INVALID_OPTION', option: 'helloDeadlinMs' });
+    expect((typo as Error).message).toContain('did you mean helloDeadlineMs?');
+    await expect(startNode({ ...base, wholly: 1 } as never)).rejects.toThrow(/unknown option$/);
+  });
 });
 
 describe('refs of nodes not connected', () => {

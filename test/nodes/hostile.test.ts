@@ -5,7 +5,7 @@
  * typed error and a counter; the node stays up and keeps serving a good peer.
  */
 import fc from 'fast-check';
-import { pack } from 'msgpackr';
+import { pack, unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { CallRequest, Ref } from '../../src/actors/index.js';
 import { FrameKind } from '../../src/actors/placement/frames.js';
@@ -166,15 +166,19 @@ describe('hostile peers', () => {
     peer.socket.destroy();
   });
 
-  it('handshakes over maxPendingHandshakes are refused at once (busy); a node not in allow is refused (unknown)', async () => {
+  it('at maxPendingHandshakes a newcomer evicts the oldest socket without a hello, which is told busy; a node not in allow is refused (unknown)', async () => {
     const a = await testNode('a', { maxPendingHandshakes: 2, handshakeTimeoutMs: 2_000, allow: ['friend@127.0.0.1:1'] });
     const held = [await rawSocket(a), await rawSocket(a)];
+    const told: Buffer[] = [];
+    held[0]!.on('data', (chunk: Buffer) => told.push(chunk));
     await sleep(50);
-    const extra = await rawSocket(a);
-    await new Promise((resolve) => extra.once('close', resolve));
-    expect(a.stats().handshakesRefused.busy).toBe(1);
+    await rawSocket(a);
+    await new Promise((resolve) => held[0]!.once('close', resolve));
+    expect(a.stats().handshakesRefused.evicted).toBe(1);
+    const frame = Buffer.concat(told);
+    expect(unpack(frame.subarray(4, 4 + frame.readUInt32BE(0)))).toEqual(['refused', 'busy']);
+    expect(held[1]!.destroyed).toBe(false);
     for (const socket of held) socket.destroy();
-    await eventually(() => (a.stats().handshakesRefused.malformed ?? 0) === 2);
     await expect(rawPeer(a, 'stranger@127.0.0.1:1')).rejects.toMatchObject({ reason: 'unknown' });
     const friend = await rawPeer(a, 'friend@127.0.0.1:1');
     expect(a.isConnected(friend.name)).toBe(true);

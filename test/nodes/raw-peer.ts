@@ -2,12 +2,14 @@
  * A hand-driven peer for hostile tests: a raw socket that completes the real handshake (or not)
  * and then writes whatever records the test wants, reading only if told to.
  */
+import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { pack, unpack } from 'msgpackr';
 import { afterEach } from 'vitest';
 import { encodeFrame } from '../../src/actors/placement/wire.js';
 import type { Frame } from '../../src/actors/placement/frames.js';
 import type { Node } from '../../src/nodes/index.js';
-import { initiate, type HandshakeResult } from '../../src/nodes/handshake.js';
+import { HANDSHAKE_VERSION, initiate, type HandshakeResult } from '../../src/nodes/handshake.js';
 import { parseNodeName } from '../../src/nodes/names.js';
 import { SECRET } from './support.js';
 
@@ -57,4 +59,47 @@ export async function rawPeer(node: Node, name: string, options: { secret?: stri
     record,
     frame: (frame) => record(encodeFrame(result.info.creation, frame, 1_048_576)),
   };
+}
+
+export interface HelloAnswer {
+  readonly socket: Socket;
+  /** The first message's kind (`challenge`, `refused`), or `closed` if the node closed without a word. */
+  readonly kind: string;
+  /** The whole first message. */
+  readonly message: readonly unknown[];
+  /** Its size on the wire. */
+  readonly bytes: number;
+  readonly ms: number;
+}
+
+/**
+ * Sends a well-formed hello naming `name` (a fresh challenge) and waits for the node's first answer;
+ * the socket then stays open and silent (a handshake stalled after its hello) until the test ends.
+ */
+export async function rawHello(node: Node, name: string, localAddress?: string): Promise<HelloAnswer> {
+  const { host, port } = parseNodeName(node.name);
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const opened = connect({ host, port, localAddress }, () => resolve(opened));
+    sockets.add(opened);
+    opened.once('error', reject);
+  });
+  socket.on('error', () => {});
+  const started = Date.now();
+  const body = pack(['hello', HANDSHAKE_VERSION, name, randomBytes(32)]);
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32BE(body.length, 0);
+  socket.write(Buffer.concat([head, body]));
+  return new Promise((resolve) => {
+    let buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer): void => {
+      buffer = Buffer.concat([buffer, chunk]);
+      if (buffer.length < 4 || buffer.length < 4 + buffer.readUInt32BE(0)) return;
+      socket.off('data', onData);
+      const length = buffer.readUInt32BE(0);
+      const message = unpack(buffer.subarray(4, 4 + length)) as unknown[];
+      resolve({ socket, kind: String(message[0]), message, bytes: 4 + length, ms: Date.now() - started });
+    };
+    socket.on('data', onData);
+    socket.once('close', () => resolve({ socket, kind: 'closed', message: [], bytes: 0, ms: Date.now() - started }));
+  });
 }

@@ -1,9 +1,10 @@
 /**
  * A watchdog that kills every program's process group when this Node.js process dies in a way no
  * exit hook sees (SIGKILL, a fatal signal, the OOM killer). It is a tiny `sh` in a session of its
- * own, reading a pipe from this process: `+<pgid>` registers a group, `-<pgid>` forgets it, and at
- * end of file (this process is gone, however it died, and the kernel closed the pipe) it SIGKILLs
- * every group still registered and exits.
+ * own, reading a pipe from this process: `+<pgid>` registers a group (`+<pgid>:<cgroup dir>` with
+ * the cgroup of its tree, process-tree.ts), `-<pgid>` forgets it, and at end of file (this process
+ * is gone, however it died, and the kernel closed the pipe) it SIGKILLs every group still
+ * registered and every member of their cgroups, removes those cgroups, and exits.
  *
  * Why not PR_SET_PDEATHSIG: it needs a native launcher, reaches only the direct child (not what a
  * program started in its group) and fires when the spawning *thread* exits. A pipe's end of file
@@ -21,16 +22,22 @@ while IFS= read -r line; do
   case "$line" in
     +*) groups="$groups\${line#+} " ;;
     -*) gone="\${line#-}"; kept=' '
-        for group in $groups; do [ "$group" = "$gone" ] || kept="$kept$group "; done
+        for entry in $groups; do [ "\${entry%%:*}" = "$gone" ] || kept="$kept$entry "; done
         groups="$kept" ;;
   esac
 done
-for group in $groups; do kill -9 -"$group" 2>/dev/null; done
+for entry in $groups; do kill -9 -"\${entry%%:*}" 2>/dev/null; done
+for entry in $groups; do
+  cgroup="\${entry#*:}"
+  [ "$cgroup" = "$entry" ] && continue
+  echo 1 > "$cgroup/cgroup.kill" 2>/dev/null || for pid in $(cat "$cgroup/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+  for try in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
+done
 `;
 
 let watchdog: ChildProcess | undefined;
-/** Groups registered with the running watchdog. */
-const watched = new Set<number>();
+/** Groups registered with the running watchdog, with their trees' cgroups. */
+const watched = new Map<number, string | undefined>();
 
 function startWatchdog(): ChildProcess | undefined {
   let child: ChildProcess;
@@ -55,18 +62,21 @@ function startWatchdog(): ChildProcess | undefined {
     if (watched.size > 0) {
       const groups = [...watched];
       watched.clear();
-      for (const group of groups) watchGroup(group);
+      for (const [group, cgroup] of groups) watchGroup(group, cgroup);
     }
   });
   return child;
 }
 
-/** Registers the group led by `pid`: it is SIGKILLed if this process dies before `unwatchGroup(pid)`. */
-export function watchGroup(pid: number): void {
+/**
+ * Registers the group led by `pid`, and the cgroup of its tree if it has one (a path without
+ * spaces): they are SIGKILLed if this process dies before `unwatchGroup(pid)`.
+ */
+export function watchGroup(pid: number, cgroup?: string): void {
   watchdog ??= startWatchdog();
   if (watchdog === undefined) return;
-  watched.add(pid);
-  watchdog.stdin!.write(`+${pid}\n`);
+  watched.set(pid, cgroup);
+  watchdog.stdin!.write(cgroup === undefined || /\s/.test(cgroup) ? `+${pid}\n` : `+${pid}:${cgroup}\n`);
 }
 
 /**

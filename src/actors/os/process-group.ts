@@ -10,14 +10,23 @@
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { unwatchGroup, watchGroup } from './group-watchdog.js';
+import { ProcessTree } from './process-tree.js';
 
 const groupsSupported = process.platform !== 'win32';
 /** Leaders of the groups started here that have not been seen to exit. */
 const liveLeaders = new Set<number>();
+/** How long after a spawn its tree checks that the leader joined its cgroup. */
+const TREE_CONFIRM_MS = 500;
+/** The trees of the leaders spawned with `tree: true` (process-tree.ts), by leader pid. */
+const trees = new Map<number, ProcessTree>();
 let exitHookInstalled = false;
 
 const killAllOnExit = (): void => {
   for (const pid of liveLeaders) signalPid(pid, 'SIGKILL');
+  for (const tree of trees.values()) {
+    tree.kill();
+    tree.release();
+  }
 };
 
 export interface GroupSpawnOptions {
@@ -25,6 +34,13 @@ export interface GroupSpawnOptions {
   /** Added to this process's environment. */
   readonly env: Readonly<Record<string, string>>;
   readonly stdio: StdioOptions;
+  /**
+   * Track the whole tree, so a SIGKILL (and the leader's exit) also reaches what left the group
+   * (`setsid`): a cgroup of its own or an environment marker (process-tree.ts). Linux only. With a
+   * cgroup the leader starts as a `sh` that joins it and execs `command`, so a missing command is
+   * an exit with code 127 rather than an `error` event.
+   */
+  readonly tree?: boolean;
 }
 
 /**
@@ -32,9 +48,11 @@ export interface GroupSpawnOptions {
  * once when the spawn succeeded; otherwise the child emits `error` (ENOENT, EACCES, ...).
  */
 export function spawnInGroup(command: string, args: readonly string[], options: GroupSpawnOptions): ChildProcess {
-  const child = spawn(command, [...args], {
+  const tree = options.tree === true ? new ProcessTree() : undefined;
+  const [file, argv] = tree?.spawnArgs(command, args) ?? [command, [...args]];
+  const child = spawn(file, argv, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...options.env, ...tree?.env },
     stdio: options.stdio,
     detached: groupsSupported,
     windowsHide: true,
@@ -42,14 +60,23 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
   const pid = child.pid;
   if (pid !== undefined) {
     liveLeaders.add(pid);
-    if (groupsSupported) watchGroup(pid);
+    if (tree !== undefined) {
+      trees.set(pid, tree);
+      // By then the leader's `sh` has joined its cgroup, or failed to.
+      setTimeout(() => tree.confirm(pid), TREE_CONFIRM_MS).unref();
+    }
+    if (groupsSupported) watchGroup(pid, tree?.cgroup);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.on('exit', killAllOnExit);
     }
     child.once('exit', () => {
-      // The leader is gone; whatever it left in its group goes too (a group never outlives its leader).
+      // The leader is gone; whatever it left in its group goes too (a group never outlives its
+      // leader), and so does the rest of its tree when it is tracked.
       signalPid(pid, 'SIGKILL');
+      tree?.kill();
+      tree?.release();
+      trees.delete(pid);
       liveLeaders.delete(pid);
       unwatchGroup(pid);
       if (liveLeaders.size === 0 && exitHookInstalled) {
@@ -57,6 +84,8 @@ export function spawnInGroup(command: string, args: readonly string[], options: 
         process.removeListener('exit', killAllOnExit);
       }
     });
+  } else {
+    tree?.release();
   }
   return child;
 }
@@ -66,7 +95,10 @@ export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolea
   const pid = child.pid;
   if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
   if (!groupsSupported) return child.kill(signal);
-  return signalPid(pid, signal);
+  const signalled = signalPid(pid, signal);
+  // A kill means everything: what left the group too (a gentler signal is the leader's to pass on).
+  if (signal === 'SIGKILL') trees.get(pid)?.kill();
+  return signalled;
 }
 
 function signalPid(pid: number, signal: NodeJS.Signals): boolean {

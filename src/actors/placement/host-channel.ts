@@ -149,7 +149,8 @@ function startThread(init: HostInit, events: HostEvents): HostChannel {
  *
  * The child leads a process group of its own, and is killed as a group: what a handler in it
  * started (a shell, a converter) goes with it, at a hard timeout as when this process dies
- * (os/process-group.ts). A terminal's Ctrl-C no longer reaches it directly: the parent, stopping or
+ * (os/process-group.ts). On Linux its whole tree is tracked too (os/process-tree.ts: a cgroup, or
+ * an environment marker), so a descendant that left the group (`setsid`) is killed with it. A terminal's Ctrl-C no longer reaches it directly: the parent, stopping or
  * dying, ends it.
  */
 function startProcess(init: HostInit, events: HostEvents): HostChannel {
@@ -163,6 +164,8 @@ function startProcess(init: HostInit, events: HostEvents): HostChannel {
     cwd: undefined,
     env: {},
     stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+    // A handler's child that left the group (setsid) is reaped with the host too.
+    tree: true,
   });
   const socket = child.stdio[HOST_CHANNEL_FD] as Socket | null;
   const limits = channelLimits(init.payloadLimitBytes);

@@ -253,7 +253,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
       }
       case FrameKind.NameRemove: {
         const [, name, ref] = frame;
-        if (this.#remoteNames.get(name) !== ref) return;
+        if (this.#remoteNames.get(name)?.equals(ref) !== true) return;
         this.#remoteNames.delete(name);
         this.#broadcast(frame, from);
         return;

@@ -70,6 +70,15 @@ export class RefTable {
     return this.intern(ref.node, ref.id, ref.creation);
   }
 
+  /**
+   * The object this table holds for `ref`'s parts, or `ref` itself when it holds none: a lookup
+   * that changes nothing, for bookkeeping keyed by canonical refs (who is known dead, mailboxes).
+   */
+  find(ref: Ref): Ref {
+    if (this.#canonical.has(ref)) return ref;
+    return this.#table.get(keyOf(ref.node, ref.id, ref.creation))?.deref() ?? ref;
+  }
+
   /** Entries in the table (some may already be collected); for tests. */
   get size(): number {
     return this.#table.size;

@@ -1,4 +1,3 @@
-import type { ActorCell } from '../actor-cell.js';
 import { CellFlag } from '../cell-flags.js';
 import type { ExitReason } from '../exit.js';
 import type { Ref } from '../ref.js';
@@ -50,7 +49,7 @@ export class RemoteLinks {
 
   /** `remote` links to `to`, an actor this system accepts frames for. */
   linked(remote: Ref, to: Ref): void {
-    const cell = to._cell as ActorCell | undefined;
+    const cell = this.port.system.cellOf(to);
     if (cell === undefined) {
       const relay = this.#relayOf(to);
       if (relay !== undefined) {
@@ -70,7 +69,7 @@ export class RemoteLinks {
 
   unlinked(remote: Ref, to: Ref): void {
     if (!this.#remove(remote, to)) return;
-    const cell = to._cell as ActorCell | undefined;
+    const cell = this.port.system.cellOf(to);
     if (cell !== undefined) cell.links?.delete(remote);
     else this.#relayOf(to)?.unlink(remote, to);
   }

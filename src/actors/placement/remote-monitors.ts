@@ -63,7 +63,8 @@ export class RemoteMonitors {
   /** A DOWN arrived for monitor `id`: its watcher, when it was this side's monitor on `ref` (now ended). */
   takeDown(id: MonitorRef, ref: Ref): Watcher | undefined {
     const monitor = this.#monitors.get(id);
-    if (monitor === undefined || monitor.target !== ref) return undefined;
+    // By value: the monitor may have been made through a ref rebuilt from its parts.
+    if (monitor === undefined || !monitor.target.equals(ref)) return undefined;
     this.#monitors.delete(id);
     return monitor.watcher;
   }

@@ -118,7 +118,11 @@ export abstract class RouterCore implements Router {
 
   /** Best effort: the actor's system is up and this side has not seen it exit. */
   isAlive(target: Ref): boolean {
-    return this.reachable(target.creation) && !this.#dead.has(target);
+    return this.reachable(target.creation) && !this.#dead.has(this.refs.find(target));
+  }
+
+  canonical(ref: Ref): Ref {
+    return this.refs.canonical(ref);
   }
 
   // ---- outgoing: the kernel's hooks ----------------------------------------------------------
@@ -134,7 +138,7 @@ export abstract class RouterCore implements Router {
     const user = kind === FrameKind.Send || kind === FrameKind.Call || kind === FrameKind.SendName;
     if (!this.transmit(destination, bytes, user ? 'user' : 'signal')) {
       const target = kind === FrameKind.Send ? frame[1] : kind === FrameKind.Call ? frame[3] : undefined;
-      const mailbox = (target !== undefined ? this.mailboxes.get(target) : undefined) ?? DEFAULT_MAILBOX_OPTIONS;
+      const mailbox = (target !== undefined ? this.mailboxes.get(this.refs.find(target)) : undefined) ?? DEFAULT_MAILBOX_OPTIONS;
       // As locally, a dropped call fails at once rather than leaving its caller to time out.
       if (target !== undefined && (mailbox.overflow === 'reject' || kind === FrameKind.Call)) {
         throw new MailboxFull(target, mailbox.capacity);
@@ -257,7 +261,7 @@ export abstract class RouterCore implements Router {
         const call = this.#calls.get(id);
         if (call === undefined) return;
         const result = ok ? value : failureToError(call, value);
-        if (result instanceof CalleeExited || result instanceof NoProc) this.#dead.add(call.callee);
+        if (result instanceof CalleeExited || result instanceof NoProc) this.#dead.add(this.refs.find(call.callee));
         call._settle?.(call, ok, result);
         return;
       }

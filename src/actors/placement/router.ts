@@ -67,6 +67,12 @@ export interface Router {
   unregistered(name: string, ref: Ref): void;
   /** Best effort: the host of `target` is up. */
   isAlive(target: Ref): boolean;
+  /**
+   * The object this router stands `ref` for (the one its frames decode to): what a local link set
+   * keys a remote actor by, so that the exit coming back finds the entry whatever object the link
+   * was made with.
+   */
+  canonical(ref: Ref): Ref;
   /** The local system shut down (every local actor has exited). */
   shutdown(): void;
 }
@@ -92,6 +98,8 @@ export interface RoutedSystem extends ActorRuntime {
   linkExit(target: Ref, from: Ref, reason: ExitReason): void;
   /** The router of an actor elsewhere (another creation or node); undefined for this system's own. */
   routeOf(ref: Ref): Router | undefined;
+  /** The live local actor `ref` names, compared by value (a ref rebuilt from its parts finds it too). */
+  cellOf(ref: Ref): ActorCell | undefined;
   linkCells(cell: ActorCell, target: Ref): void;
   unlinkCells(cell: ActorCell, target: Ref): void;
   watch(target: Ref, callback: (reason: ExitReason, ref: Ref) => void): () => void;

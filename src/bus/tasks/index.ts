@@ -19,7 +19,7 @@ export type * from './api.js';
 export { LoopExecutor } from './executors/loop.js';
 export { createExecutor } from './executors/index.js';
 export { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';
-export { openSqliteTaskQueue, openTaskQueue, type TaskQueueOptions } from './open.js';
+export { openSqliteTaskQueue, openTaskQueue, TASKS_DEFAULT_SYNCHRONOUS, type TaskQueueOptions } from './open.js';
 export { resolveQueueConfig, TASK_QUEUE_LIMITS, type ResolvedTaskQueueConfig } from './queue-config.js';
 export { TaskMetrics, TaskTelemetry, taskMetrics } from './metrics.js';
 export { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';

@@ -6,8 +6,15 @@
  */
 import type { ActorRuntime } from '../../actors/index.js';
 import type { Database } from '../../data/index.js';
-import { openSqlite, type SqliteConfig } from '../../data/sqlite/index.js';
+import { openSqlite, type SqliteConfig, type SqliteSynchronous } from '../../data/sqlite/index.js';
 import { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';
+
+/**
+ * An acknowledged enqueue is a promise that the task runs; `full` fsyncs its commit first, so a
+ * power loss cannot forget it. Enqueues are batched (one fsync per batch); the lease, heartbeat and
+ * settle commits pay one each too (docs/tasks.md, Durability).
+ */
+export const TASKS_DEFAULT_SYNCHRONOUS: SqliteSynchronous = 'full';
 
 export type TaskQueueOptions = Omit<SqlTaskQueueOptions, 'ownsDatabase'>;
 
@@ -16,9 +23,9 @@ export function openTaskQueue(db: Database, options: TaskQueueOptions = {}): Pro
   return new SqlTaskQueue(db, options).open();
 }
 
-/** A task queue in a SQLite file of its own; `close()` closes the file too. */
+/** A task queue in a SQLite file of its own (`synchronous` default `full`); `close()` closes the file too. */
 export async function openSqliteTaskQueue(system: ActorRuntime, sqlite: SqliteConfig, options: TaskQueueOptions = {}): Promise<SqlTaskQueue> {
-  const db = await openSqlite(system, { name: 'tasks', ...sqlite });
+  const db = await openSqlite(system, { name: 'tasks', ...sqlite, synchronous: sqlite.synchronous ?? TASKS_DEFAULT_SYNCHRONOUS });
   try {
     return await new SqlTaskQueue(db, { ...options, ownsDatabase: true }).open();
   } catch (error) {

@@ -24,6 +24,8 @@ export interface SqlKvOptions extends KvCommonOptions {
   readonly logger?: Logger;
   /** Context of the statements that create the table. */
   readonly ctx?: DataContext;
+  /** Close the database on `close()` (set when the store opened it: `openSqliteKv`). */
+  readonly ownsDatabase?: boolean;
 }
 
 export class SqlKvStore implements KvStore {
@@ -33,9 +35,12 @@ export class SqlKvStore implements KvStore {
   readonly #clock: Clock;
   readonly #batch: number;
   readonly #sweeper: Sweeper;
+  /** The database, when the store opened it and so closes it. */
+  readonly #owned: Database | undefined;
 
   constructor(db: Database, options: SqlKvOptions = {}) {
     const common = resolveCommon(options);
+    this.#owned = options.ownsDatabase === true ? db : undefined;
     this.backend = db.backend;
     this.table = checkTable(options.table ?? 'molo_kv');
     this.#sql = db.backend === 'postgres' ? postgresKv(db, this.table) : sqliteKv(db, this.table);
@@ -123,6 +128,7 @@ export class SqlKvStore implements KvStore {
 
   async close(): Promise<void> {
     await this.#sweeper.close();
+    await this.#owned?.close();
   }
 
   /** Whole milliseconds: the column is an integer, and every backend must compare the same numbers. */

@@ -5,6 +5,18 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../telemetry/index.js';
 import { InvalidDataConfig } from '../errors.js';
+import { refuseUnknownKeys } from '../option-keys.js';
+
+/**
+ * When a commit reaches the disk (PRAGMA synchronous on the writer; the file is in WAL mode).
+ * `full`: the WAL is fsynced at every commit, before the commit returns, so an acknowledged write
+ * survives a power loss. `normal`: the WAL is fsynced only at checkpoints; an acknowledged write
+ * survives the process dying (SIGKILL, a crash: it is in the OS page cache) but the last commits
+ * before a power loss or kernel crash may be rolled back (the database stays consistent).
+ */
+export type SqliteSynchronous = 'full' | 'normal';
+
+export const SQLITE_SYNCHRONOUS: readonly SqliteSynchronous[] = ['full', 'normal'];
 
 export interface SqliteConfig {
   /** The database file; created if missing. `:memory:` is refused: one in-memory database cannot be shared by threads. */
@@ -36,6 +48,11 @@ export interface SqliteConfig {
   /** Restarts of its threads allowed within 10 s before the handle gives up and reports unhealthy (default 5). */
   readonly maxRestarts?: number;
   /**
+   * Durability of a commit (default `normal` for an application's database; the stores that open a
+   * file of their own choose theirs: streams, task queue and KV default to `full`). See SqliteSynchronous.
+   */
+  readonly synchronous?: SqliteSynchronous;
+  /**
    * Record the caller's async frames in a failed statement's `callerStack` (default true). Only a
    * failure pays (two microtask hops and a stack), so statements issued while more than 1,024 are
    * pending on their thread (bulk work, where thousands may fail together) skip it; false turns it
@@ -52,6 +69,7 @@ export interface ResolvedSqliteConfig {
   readonly file: string;
   readonly name: string;
   readonly captureCallerStacks: boolean;
+  readonly synchronous: SqliteSynchronous;
   readonly readers: number;
   readonly busyTimeoutMs: number;
   readonly busyRetries: number;
@@ -66,7 +84,10 @@ export interface ResolvedSqliteConfig {
   readonly maxRestarts: number;
 }
 
-type NumericOption = Exclude<keyof ResolvedSqliteConfig, 'file' | 'name' | 'captureCallerStacks'>;
+type NumericOption = Exclude<keyof ResolvedSqliteConfig, 'file' | 'name' | 'captureCallerStacks' | 'synchronous'>;
+
+/** The database's own default: an application's file, where a commit per request makes fsync the bottleneck. */
+export const SQLITE_DEFAULT_SYNCHRONOUS: SqliteSynchronous = 'normal';
 
 export const SQLITE_DEFAULTS: { readonly [K in NumericOption]: number } = {
   readers: 2,
@@ -101,8 +122,12 @@ export const SQLITE_LIMITS: { readonly [K in NumericOption]: readonly [number, n
 
 let unnamed = 0;
 
+/** Every key a SqliteConfig may hold: a misspelt one is refused, with the nearest named. */
+const SQLITE_KEYS: readonly string[] = ['file', 'name', 'synchronous', 'captureCallerStacks', 'metrics', 'logger', ...Object.keys(SQLITE_DEFAULTS)];
+
 export function resolveSqliteConfig(config: SqliteConfig): ResolvedSqliteConfig {
   if (config === null || typeof config !== 'object') throw new InvalidDataConfig('sqlite', 'the config must be an object');
+  refuseUnknownKeys('sqlite', config, SQLITE_KEYS);
   const { file } = config;
   if (typeof file !== 'string' || file.length === 0) throw new InvalidDataConfig('sqlite.file', 'must be a file path');
   if (file === ':memory:' || file.startsWith('file:')) {
@@ -112,7 +137,11 @@ export function resolveSqliteConfig(config: SqliteConfig): ResolvedSqliteConfig 
   if (typeof name !== 'string' || !/^[\w.-]{1,64}$/.test(name)) throw new InvalidDataConfig('sqlite.name', 'must be 1-64 letters, digits, _ . or -');
   const captureCallerStacks = config.captureCallerStacks ?? true;
   if (typeof captureCallerStacks !== 'boolean') throw new InvalidDataConfig('sqlite.captureCallerStacks', 'must be a boolean');
-  const resolved: Record<string, unknown> = { file, name, captureCallerStacks };
+  const synchronous = config.synchronous ?? SQLITE_DEFAULT_SYNCHRONOUS;
+  if (!SQLITE_SYNCHRONOUS.includes(synchronous)) {
+    throw new InvalidDataConfig('sqlite.synchronous', `must be ${SQLITE_SYNCHRONOUS.map((value) => `'${value}'`).join(' or ')}, got ${JSON.stringify(synchronous)}`);
+  }
+  const resolved: Record<string, unknown> = { file, name, captureCallerStacks, synchronous };
   for (const key of Object.keys(SQLITE_DEFAULTS) as NumericOption[]) {
     const value = config[key] ?? SQLITE_DEFAULTS[key];
     const [min, max] = SQLITE_LIMITS[key];

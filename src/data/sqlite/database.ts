@@ -324,6 +324,11 @@ export class SqliteDatabase implements Database {
     for (const channel of [this.#writer, ...this.#readers.map((reader) => reader.channel)]) channel.close(failure);
   }
 
+  /** When a commit reaches the disk (PRAGMA synchronous on the writer; config.ts). */
+  get synchronous(): ResolvedSqliteConfig['synchronous'] {
+    return this.#parts.config.synchronous;
+  }
+
   /** Closes every handle (the last one checkpoints the WAL away) and stops the threads; removes no file. */
   close(): Promise<void> {
     return (this.#closing ??= this.#close());

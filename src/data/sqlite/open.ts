@@ -91,6 +91,7 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
     walAutocheckpointPages: resolved.walAutocheckpointPages,
     statementCacheSize: resolved.statementCacheSize,
     maxReadMs: resolved.maxReadMs,
+    synchronous: resolved.synchronous,
     replyBudgetBytes: budgetBytes,
   });
   const slot = (id: string, role: WorkerOptions['role']): WorkerSlot => {

@@ -210,6 +210,8 @@ export interface WorkerOptions {
   readonly walAutocheckpointPages: number;
   readonly statementCacheSize: number;
   readonly maxReadMs: number;
+  /** PRAGMA synchronous on the writer (config.ts: SqliteSynchronous). */
+  readonly synchronous: 'full' | 'normal';
   /** Bytes one reply may take (the system's payloadLimitBytes less headroom for framing). */
   readonly replyBudgetBytes: number;
   /** Name of the BroadcastChannel the worker answers batches on once bound (direct-link.ts); none: the actor path only. */

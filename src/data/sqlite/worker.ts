@@ -48,7 +48,8 @@ export class SqliteWorker extends GenServer<BatchFrame, ReplyFrame, never, ReadC
       if (writer) {
         const mode = db.pragma('journal_mode = WAL', { simple: true });
         if (String(mode).toLowerCase() !== 'wal') throw new Error(`journal_mode stayed ${String(mode)}: this file cannot use WAL`);
-        db.pragma('synchronous = NORMAL');
+        // FULL: the WAL is fsynced before each commit returns; NORMAL: only at checkpoints (config.ts).
+        db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
         db.pragma('foreign_keys = ON');
         db.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages}`);
         db.pragma(`journal_size_limit = ${options.journalSizeLimitBytes}`);

@@ -1,0 +1,59 @@
+/**
+ * Dialling a node that answered `busy` (its handshake slots are all past their hello): tried again
+ * soon, with a doubling jittered delay from `reconnectMinMs`, for as long as a handshake there may
+ * last (twice our own deadline). Meanwhile `connect` waiters keep waiting.
+ */
+export interface BusyRetryOptions {
+  readonly handshakeTimeoutMs: number;
+  readonly reconnectMinMs: number;
+  readonly reconnectMaxMs: number;
+}
+
+interface Retrying {
+  readonly since: number;
+  attempts: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class BusyRetry {
+  /** At most one entry per node being dialled; cleared when it links or fails otherwise. */
+  readonly #nodes = new Map<string, Retrying>();
+
+  constructor(
+    readonly options: BusyRetryOptions,
+    readonly dial: (node: string) => void,
+  ) {}
+
+  /** `node` said busy: true if another attempt is scheduled, false once the retry window is over. */
+  retry(node: string): boolean {
+    const now = Date.now();
+    let state = this.#nodes.get(node);
+    if (state === undefined) this.#nodes.set(node, (state = { since: now, attempts: 0, timer: undefined }));
+    if (now - state.since > 2 * this.options.handshakeTimeoutMs) {
+      this.forget(node);
+      return false;
+    }
+    const { reconnectMinMs, reconnectMaxMs } = this.options;
+    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** Math.min(state.attempts, 30));
+    state.attempts++;
+    const retrying = state;
+    clearTimeout(retrying.timer);
+    retrying.timer = setTimeout(() => {
+      retrying.timer = undefined;
+      this.dial(node);
+    }, Math.round(base * (0.5 + Math.random() * 0.5)));
+    retrying.timer.unref();
+    return true;
+  }
+
+  /** The node linked, or failed for another reason: no more busy retries for it. */
+  forget(node: string): void {
+    clearTimeout(this.#nodes.get(node)?.timer);
+    this.#nodes.delete(node);
+  }
+
+  stop(): void {
+    for (const state of this.#nodes.values()) clearTimeout(state.timer);
+    this.#nodes.clear();
+  }
+}
