@@ -1,7 +1,8 @@
 /**
  * `molo migrate status|up|new <name>`: the migrations of a directory against a database, from a
- * terminal. The database is `--url postgres://...`, `--sqlite FILE`, or `$MOLO_DATABASE_URL`
- * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`.
+ * terminal. The database is `--database-url postgres://...`, `--sqlite FILE`, or `$MOLO_DATABASE_URL`
+ * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`. Every other `molo` command's `--url` is
+ * the admin surface's, so the database has a flag of its own; `--url` is still read here, as before.
  */
 import { parseArgs } from 'node:util';
 import { ActorSystem } from '../actors/index.js';
@@ -12,7 +13,7 @@ import { createPostgresPool } from '../data/postgres.js';
 import { openSqlite } from '../data/sqlite/index.js';
 import { ExitCode, type CliIo } from './run.js';
 
-export const MIGRATE_USAGE = `usage: molo migrate <command> [--url URL | --sqlite FILE] [--dir DIR]
+export const MIGRATE_USAGE = `usage: molo migrate <command> [--database-url URL | --sqlite FILE] [--dir DIR]
 
 commands:
   status        every migration: applied, pending, changed (file edited after it ran), missing
@@ -20,8 +21,10 @@ commands:
   new <name>    create the next-numbered empty migration file (--variants: .pg.sql and .sqlite.sql)
 
 options:
-  --url URL      Postgres: postgres://user:password@host:port/database?sslmode=require
-                 (default: $MOLO_DATABASE_URL, then $DATABASE_URL; PG* variables fill the rest)
+  --database-url URL
+                 Postgres: postgres://user:password@host:port/database?sslmode=require
+                 (default: $MOLO_DATABASE_URL, then $DATABASE_URL; PG* variables fill the rest;
+                 --url is the older name of this flag)
   --sqlite FILE  SQLite database file (or MOLO_DATABASE_URL=sqlite:FILE)
   --dir DIR      the migrations directory (default: migrations)
   --variants     with new: one file per dialect
@@ -66,6 +69,7 @@ function parse(argv: readonly string[], env: CliIo['env']): Invocation {
       allowPositionals: true,
       strict: true,
       options: {
+        'database-url': { type: 'string' },
         url: { type: 'string' },
         sqlite: { type: 'string' },
         dir: { type: 'string', default: 'migrations' },
@@ -87,16 +91,17 @@ function parse(argv: readonly string[], env: CliIo['env']): Invocation {
     return { command, name: positionals[1]!, ...base };
   }
   if (positionals.length > 1) throw new MigrateUsage(`${command} takes no arguments, got: ${positionals.slice(1).join(' ')}`);
-  if (values.url !== undefined && values.sqlite !== undefined) throw new MigrateUsage('give --url or --sqlite, not both');
-  let url = values.url;
+  if (values.url !== undefined && values['database-url'] !== undefined) throw new MigrateUsage('give --database-url once (--url is its older name)');
+  let url = values['database-url'] ?? values.url;
+  if (url !== undefined && values.sqlite !== undefined) throw new MigrateUsage('give --database-url or --sqlite, not both');
   let sqlite = values.sqlite;
   if (url === undefined && sqlite === undefined) {
     const fromEnv = env['MOLO_DATABASE_URL'] || env['DATABASE_URL'];
-    if (fromEnv === undefined || fromEnv === '') throw new MigrateUsage('no database: give --url postgres://..., --sqlite FILE, or set MOLO_DATABASE_URL (or DATABASE_URL)');
+    if (fromEnv === undefined || fromEnv === '') throw new MigrateUsage('no database: give --database-url postgres://..., --sqlite FILE, or set MOLO_DATABASE_URL (or DATABASE_URL)');
     if (fromEnv.startsWith('sqlite:')) sqlite = fromEnv.slice('sqlite:'.length);
     else url = fromEnv;
   }
-  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new MigrateUsage('--url must be a postgres:// URL (for SQLite use --sqlite FILE)');
+  if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) throw new MigrateUsage(`--database-url must be a postgres:// URL (for SQLite use --sqlite FILE)${/^https?:/.test(url) ? '; an http URL is the admin surface, which migrate does not use' : ''}`);
   return { command, ...base, ...(url === undefined ? {} : { url }), ...(sqlite === undefined ? {} : { sqlite }) };
 }
 

@@ -121,6 +121,9 @@ for (const backend of TASK_BACKENDS) {
       await queue.createQueue('small', { maxDepth: 2, maxPayloadBytes: 100 });
       await expect(queue.enqueue('nope', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueNotFound);
       await expect(queue.lease('nope', 1)).rejects.toBeInstanceOf(TaskQueueNotFound);
+      // A typo names the queue it was probably meant for.
+      await expect(queue.enqueue('smal', { name: 'a' })).rejects.toMatchObject({ code: 'TASK_QUEUE_NOT_FOUND', nearest: 'small', message: 'no task queue named "smal"; did you mean "small"?' });
+      await expect(queue.queueInfo('nope')).rejects.toMatchObject({ nearest: undefined, message: 'no task queue named "nope"' });
       await expect(queue.cancel('0190a000-0000-7000-8000-000000000000')).rejects.toBeInstanceOf(TaskNotFound);
       expect(await queue.get('missing')).toBeUndefined();
       await expect(queue.enqueue('small', { name: 'a', payload: 'x'.repeat(200) })).rejects.toBeInstanceOf(TaskPayloadTooLarge);
