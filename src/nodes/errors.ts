@@ -118,8 +118,10 @@ export class NodeDown extends MoloError {
   constructor(
     readonly node: string,
     readonly target: string | undefined,
+    /** Why a connect failed (ECONNREFUSED, ENOTFOUND, a closed socket), when one did. */
+    options?: { cause?: unknown },
   ) {
-    super(NodeErrorCode.NodeDown, `node ${node} is not connected (noconnection)${target === undefined ? '' : `: ${target}`}`);
+    super(NodeErrorCode.NodeDown, `node ${node} is not connected (noconnection)${target === undefined ? '' : `: ${target}`}${describeCause(options?.cause)}`, options);
   }
 }
 
@@ -155,4 +157,11 @@ export class RemoteSpawnRefused extends MoloError {
   ) {
     super(NodeErrorCode.SpawnRefused, `remote spawn of ${JSON.stringify(module.slice(0, 300))} refused (${reason}): ${detail}`);
   }
+}
+
+/** `; <code>: <message>` of a socket error, so the first line already says why. */
+function describeCause(cause: unknown): string {
+  if (!(cause instanceof Error)) return '';
+  const code = (cause as NodeJS.ErrnoException).code;
+  return `; ${code === undefined || cause.message.includes(code) ? '' : `${code}: `}${cause.message}`;
 }

@@ -372,7 +372,7 @@ export class Node {
         if (error instanceof HandshakeRefused) throw error;
         const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
         if (tlsFailure) throw new HandshakeRefused('tls', expected, (error as Error).message);
-        throw new NodeDown(expected ?? 'an unnamed peer', undefined);
+        throw new NodeDown(expected ?? 'an unnamed peer', undefined, { cause: error ?? new Error('connection closed during the handshake') });
       }
       if (this.#stopped) throw new NodeStopped(this.name);
       if (this.#links.has(result.peer)) throw new HandshakeRefused('duplicate', result.peer, 'already linked');

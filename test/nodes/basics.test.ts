@@ -3,6 +3,7 @@
  * behave as in Erlang (noconnection), a wanted node is reconnected after it comes back, and the
  * kernel's routes by (node, creation) let placed actors and remote nodes coexist.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { behaviourModule, CallRequest, DownMessage, Ref } from '../../src/actors/index.js';
@@ -53,6 +54,24 @@ describe('refs of nodes not connected', () => {
     expect(a.stats().unconnectedSends).toBe(1);
     expect(a.system.isAlive(far)).toBe(false);
     a.system.exit(actor, 'kill');
+  });
+});
+
+describe('connect to a node that is not there', () => {
+  it('rejects with NodeDown carrying the socket error (ECONNREFUSED), in its cause and its message', async () => {
+    const a = await testNode('a');
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const error = await a.connect(`gone@127.0.0.1:${closed}`).catch((thrown: unknown) => thrown);
+    a.disconnect(`gone@127.0.0.1:${closed}`);
+    expect(error).toBeInstanceOf(NodeDown);
+    expect((error as Error & { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
+    expect((error as Error).message).toMatch(/^node gone@127\.0\.0\.1:\d+ is not connected \(noconnection\); connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   });
 });
 
