@@ -1,5 +1,5 @@
 import { isCleanExit, MAX_TIMEOUT_MS, Ref, type ActorRuntime, type ExitReason } from '../actors/index.js';
-import { InvalidChildSpec } from './errors.js';
+import { InvalidChildSpec, StartIgnored } from './errors.js';
 import { GenServer, type GenServerStartOptions } from './gen-server.js';
 
 export type RestartType = 'permanent' | 'transient' | 'temporary';
@@ -156,6 +156,10 @@ export function worker(
         mailbox: server?.mailbox,
         trapExit: server?.trapExit,
         link: parent,
+      }).catch((error: unknown) => {
+        // OTP's ignore from init: the supervisor records the child as not started.
+        if (error instanceof StartIgnored) return undefined;
+        throw error;
       }),
   };
 }

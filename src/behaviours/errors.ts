@@ -28,6 +28,7 @@ export const BehaviourErrorCode = {
   ProgramAlreadyStarted: 'PROGRAM_ALREADY_STARTED',
   UndefinedCallback: 'BEHAVIOUR_UNDEF',
   StopTimeout: 'BEHAVIOUR_STOP_TIMEOUT',
+  StartIgnored: 'BEHAVIOUR_START_IGNORED',
 } as const;
 export type BehaviourErrorCode = (typeof BehaviourErrorCode)[keyof typeof BehaviourErrorCode];
 
@@ -38,6 +39,14 @@ export class StartFailed extends MoloError {
     super(BehaviourErrorCode.StartFailed, `start failed: ${formatReason(reason)}`, {
       cause: reason instanceof Error ? reason : undefined,
     });
+  }
+}
+
+/** A GenServer whose `init` called `ignore()` (OTP's `ignore`): no server runs. A supervisor records the child as not started instead. */
+export class StartIgnored extends MoloError {
+  static readonly code = BehaviourErrorCode.StartIgnored;
+  constructor(readonly behaviour: string) {
+    super(BehaviourErrorCode.StartIgnored, `${behaviour} answered ignore from init: it did not start`);
   }
 }
 

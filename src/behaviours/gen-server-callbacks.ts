@@ -13,6 +13,8 @@ export interface GenServerCallbacks<Call = never, Reply = unknown, Cast = never,
   _continue: { readonly arg: Continue } | undefined;
   /** @internal timeout requested by the running callback */
   _timeout: number | undefined;
+  /** @internal set by `ignore()` from init */
+  _ignored: boolean;
   init?(): void | PromiseLike<void>;
   handleCall?(request: Call, from: CallRequest<unknown, Reply>): Reply | NoReply | PromiseLike<Reply | NoReply>;
   handleCast?(message: Cast): void | PromiseLike<void>;

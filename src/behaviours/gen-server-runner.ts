@@ -12,6 +12,8 @@ export class GenServerRunner implements ActorBehaviour<unknown> {
   server: AnyServer | undefined;
   /** Set once init has succeeded; terminate runs only then, as OTP never terminates a failed init. */
   initialized = false;
+  /** Set when init called `ignore()`: the start then resolves without a server. */
+  ignored = false;
   /** The armed `timeoutAfter` timer and its message, until a message arrives or it fires. */
   #idle: { readonly entry: TimerEntry; readonly message: IdleTimeout } | undefined;
 
@@ -35,12 +37,16 @@ export class GenServerRunner implements ActorBehaviour<unknown> {
     // A continue step asked for by init runs after the start is acknowledged (OTP's
     // {ok, State, {continue, _}}), but before any message: see `handle`.
     const result = server.init?.();
-    if (isThenable(result)) {
-      return result.then(() => {
-        if (this.placed) this.initialized = true;
-        this.#wakeForContinue(ctx, server);
-        this.#armIdle(ctx, server);
-      });
+    if (isThenable(result)) return result.then(() => this.#initialized(ctx, server));
+    this.#initialized(ctx, server);
+  }
+
+  #initialized(ctx: ActorContext, server: AnyServer): void {
+    if (server._ignored) {
+      // OTP's ignore: no server, no terminate; the actor exits normal and the start says so.
+      this.ignored = true;
+      ctx.stop('normal');
+      return;
     }
     if (this.placed) this.initialized = true;
     this.#wakeForContinue(ctx, server);

@@ -14,7 +14,7 @@ import { PlacementFailed } from '../actors/errors.js';
 import type { BehaviourModule } from '../actors/placement/behaviour-module.js';
 import type { PlacedSpawnOptions } from '../actors/placement/hub.js';
 import type { ActorSystem } from '../actors/system.js';
-import { StartFailed } from './errors.js';
+import { StartFailed, StartIgnored } from './errors.js';
 import { CastEnvelope, type GenServerTimeout, type NoReply } from './gen-server-messages.js';
 import type { GenServerCallbacks } from './gen-server-callbacks.js';
 import { GenServerRunner } from './gen-server-runner.js';
@@ -85,6 +85,8 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
   _continue: { readonly arg: Continue } | undefined;
   /** @internal timeout requested by the running callback */
   _timeout: number | undefined;
+  /** @internal set by `ignore()` from init */
+  _ignored = false;
 
   get self(): ServerRef<this> {
     return this.ctx.self;
@@ -124,6 +126,15 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
     this._timeout = undefined;
   }
 
+  /**
+   * OTP's `ignore` from `init`: the server does not start and exits `normal` without `terminate`.
+   * Under a supervisor the child is recorded as not started (as OTP does); a direct
+   * `GenServer.start` rejects with `StartIgnored`, so its result stays a ref.
+   */
+  protected ignore(): void {
+    this._ignored = true;
+  }
+
   /** Stops the server once the current callback returns; `terminate` runs with `reason` (any value). */
   protected stop(reason: ExitReason = 'normal'): void {
     this.ctx.stop(reason);
@@ -143,7 +154,11 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
       timeoutMs: options.timeoutMs,
       // Reported before terminate would run: a server whose init failed never terminates (OTP).
       settled: (error) => void (runner.initialized = error === undefined),
-    }) as Promise<ServerRef<S>>;
+      ignored: () => runner.ignored,
+    }).then((ref) => {
+      if (ref === undefined) throw new StartIgnored(runner.name);
+      return ref as ServerRef<S>;
+    });
   }
 
   /**
@@ -162,8 +177,12 @@ export abstract class GenServer<Call = never, Reply = unknown, Cast = never, Inf
       timeoutMs: options.timeoutMs,
       spawned: (ref) => void (monitor = ctx.monitor(ref)),
       settled: (error) => void (runner.initialized = error === undefined),
+      ignored: () => runner.ignored,
       cleanup: () => ctx.demonitor(monitor!, true),
-    }).then((ref) => ({ ref: ref as ServerRef<S>, monitor: monitor! }));
+    }).then((ref) => {
+      if (ref === undefined) throw new StartIgnored(runner.name);
+      return { ref: ref as ServerRef<S>, monitor: monitor! };
+    });
   }
 
   /**

@@ -58,6 +58,7 @@ export {
   InvalidChildSpec,
   InvalidSupervisorSpec,
   StartFailed,
+  StartIgnored,
   StopTimeout,
   UndefinedCallback,
   TooManyChildren,
