@@ -3,18 +3,37 @@
  * range and cap), stored as JSON, and compared when a stream or consumer is created again.
  */
 import { StreamConflict, StreamInvalidArgument } from './errors.js';
-import { checkInteger, checkSeq, CONSUMER_DEFAULTS, STREAM_DEFAULTS, STREAM_LIMITS } from './limits.js';
+import { unknownOptionKey } from '../../actors/option-keys.js';
+import { checkInteger, checkSeq, CONSUMER_DEFAULTS, STREAM_DEFAULTS, STREAM_LIMITS, STREAM_RETENTION_CEILINGS } from './limits.js';
 import type { ConsumerConfig, DeliverPolicy, ResolvedConsumerConfig, ResolvedStreamConfig, StreamConfig } from './store.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-export function resolveStreamConfig(config: StreamConfig = {}): ResolvedStreamConfig {
+/** How far a stream's retention may reach: the seed's ceilings, or the store's `retentionCeilings`. */
+export interface RetentionCeilings {
+  readonly maxAgeMs: number;
+  readonly maxBytes: number;
+}
+
+/** A store's `retentionCeilings`: each at least the seed's (a lower one is just a stream setting) and a safe integer. */
+export function resolveRetentionCeilings(ceilings: Partial<RetentionCeilings> | undefined): RetentionCeilings {
+  if (ceilings === undefined) return STREAM_RETENTION_CEILINGS;
+  if (ceilings === null || typeof ceilings !== 'object') throw new StreamInvalidArgument('retentionCeilings', 'must be an object { maxAgeMs?, maxBytes? }');
+  const unknown = unknownOptionKey(ceilings, ['maxAgeMs', 'maxBytes']);
+  if (unknown !== undefined) throw new StreamInvalidArgument(`retentionCeilings.${unknown.key}`, unknown.detail);
+  return {
+    maxAgeMs: checkInteger('retentionCeilings.maxAgeMs', ceilings.maxAgeMs, STREAM_RETENTION_CEILINGS.maxAgeMs, STREAM_RETENTION_CEILINGS.maxAgeMs, MAX_SAFE),
+    maxBytes: checkInteger('retentionCeilings.maxBytes', ceilings.maxBytes, STREAM_RETENTION_CEILINGS.maxBytes, STREAM_RETENTION_CEILINGS.maxBytes, MAX_SAFE),
+  };
+}
+
+export function resolveStreamConfig(config: StreamConfig = {}, ceilings: RetentionCeilings = STREAM_RETENTION_CEILINGS): ResolvedStreamConfig {
   if (config === null || typeof config !== 'object') throw new StreamInvalidArgument('stream config', 'must be an object');
   const retention = config.retention ?? 'limits';
   if (retention !== 'limits' && retention !== 'workqueue') throw new StreamInvalidArgument('retention', "must be 'limits' or 'workqueue'");
   return {
-    maxAgeMs: checkInteger('maxAgeMs', config.maxAgeMs, STREAM_DEFAULTS.maxAgeMs, 1, MAX_SAFE),
-    maxBytes: checkInteger('maxBytes', config.maxBytes, STREAM_DEFAULTS.maxBytes, 1, MAX_SAFE),
+    maxAgeMs: checkInteger('maxAgeMs', config.maxAgeMs, STREAM_DEFAULTS.maxAgeMs, 1, ceilings.maxAgeMs, 'streams.maxAgeMs'),
+    maxBytes: checkInteger('maxBytes', config.maxBytes, STREAM_DEFAULTS.maxBytes, 1, ceilings.maxBytes, 'streams.maxBytes'),
     maxMsgs: checkInteger('maxMsgs', config.maxMsgs, STREAM_DEFAULTS.maxMsgs, 1, MAX_SAFE),
     retention,
     dedupWindowMs: checkInteger('dedupWindowMs', config.dedupWindowMs, STREAM_DEFAULTS.dedupWindowMs, 0, STREAM_LIMITS.maxDedupWindowMs, 'streams.maxDedupWindowMs'),

@@ -36,6 +36,12 @@ export const STREAM_LIMITS = Object.freeze({
   maxNakDelayMs: 12 * 3_600_000,
 });
 
+/**
+ * The seed's retention ceilings (S7-10: 24 h or 1 GiB): a stream may ask for less, never more,
+ * unless the store was opened with `retentionCeilings` that say otherwise, by name.
+ */
+export const STREAM_RETENTION_CEILINGS = Object.freeze({ maxAgeMs: 24 * 3_600_000, maxBytes: 1_073_741_824 });
+
 /** Defaults of a stream's settings. */
 export const STREAM_DEFAULTS = Object.freeze({
   /** Messages older than this are evicted (24 h). */

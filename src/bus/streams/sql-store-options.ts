@@ -27,6 +27,12 @@ export interface SqlStreamStoreOptions {
   readonly retentionBatch?: number;
   /** A waiting fetch looks again this often without a wake-up (default 1,000 ms; 10..60,000). */
   readonly pollIntervalMs?: number;
+  /**
+   * Raises the ceilings of a stream's `maxAgeMs` and `maxBytes` above the seed's 24 h and 1 GiB
+   * (S7-10), for deployments that size their disk for it: without it, a stream asking for more is
+   * refused with StreamCapExceeded naming `streams.maxAgeMs` or `streams.maxBytes`.
+   */
+  readonly retentionCeilings?: { readonly maxAgeMs?: number; readonly maxBytes?: number };
   /** Payload cap (default and ceiling 1 MiB). */
   readonly maxPayloadBytes?: number;
   /** Prometheus registry for the stream metrics; none: no metrics. */

@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../../actors/index.js';
 import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
-import { resolveConsumerConfig, resolveStreamConfig } from './config.js';
+import { resolveConsumerConfig, resolveRetentionCeilings, resolveStreamConfig, type RetentionCeilings } from './config.js';
 import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
 import { StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
@@ -59,6 +59,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   readonly #db: Database;
   readonly #options: SqlStreamStoreOptions;
   readonly #clock: Clock;
+  readonly #ceilings: RetentionCeilings;
   readonly #sql: (text: string) => string;
   readonly #store: StoreSql;
   readonly #publish: PublishStatements;
@@ -89,6 +90,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     const prefix = checkPrefix(options.table ?? 'molo_stream');
     this.tables = tablesOf(prefix);
     this.#clock = options.clock ?? systemClock;
+    this.#ceilings = resolveRetentionCeilings(options.retentionCeilings);
     this.#sql = dialect(db.backend);
     this.#store = { db, tables: this.tables, sql: this.#sql };
     this.#life = new StoreLifecycle(db, { prefix, clock: this.#clock, ownsDatabase: options.ownsDatabase, closedError: () => new StreamStoreClosed() });
@@ -125,7 +127,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   async createStream(name: string, config?: StreamConfig, ctx?: DataContext): Promise<StreamInfo> {
     this.#open();
     checkName('stream', name);
-    await insertStream(this.#store, name, resolveStreamConfig(config), this.#now(), ctx);
+    await insertStream(this.#store, name, resolveStreamConfig(config, this.#ceilings), this.#now(), ctx);
     return this.streamInfo(name, ctx);
   }
 

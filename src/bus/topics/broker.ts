@@ -150,7 +150,7 @@ export class Broker implements MeteredBroker, SubscriptionHost {
   /** Checks everything that can refuse a new subscription, before anything changes; returns its capacity. */
   #checkNew(subscriber: TopicSubscriber, options: SubscribeOptions | undefined): number {
     if (this.#subscriptions.size >= this.options.maxSubscriptions) throw new SubscriptionLimitReached(this.options.maxSubscriptions);
-    const capacity = checkQueueCapacity('queueCapacity', options?.queueCapacity, this.options.queueCapacity);
+    const capacity = checkQueueCapacity('queueCapacity', options?.queueCapacity, this.options.queueCapacity, this.options.ceilings);
     if (typeof subscriber === 'function') return capacity;
     if (!(subscriber instanceof Ref)) throw new InvalidBusOption('subscriber', 'must be a function or an actor ref');
     const system = this.options.system;

@@ -5,6 +5,7 @@
 import type { Registry } from 'prom-client';
 import { systemClock, type ActorSystem, type Clock } from '../../actors/index.js';
 import type { Logger } from '../../telemetry/index.js';
+import { unknownOptionKey } from '../../actors/option-keys.js';
 import { InvalidBusOption } from '../errors.js';
 
 /** Characters in a channel name or pattern (spec: 256). */
@@ -37,7 +38,19 @@ export const TOPIC_DEFAULTS = Object.freeze({
   contentType: DEFAULT_CONTENT_TYPE,
 });
 
-/** The highest value each option of {@link BrokerOptions} accepts. */
+/**
+ * The seed's ceilings (04 Pubsub: 1 MiB payloads, 1,024 patterns per broker, 1,024 per-subscriber
+ * queue): options may lower them; raising one takes `ceilings`, by name, up to {@link TOPIC_CAPS}.
+ */
+export const TOPIC_SEED_CEILINGS = Object.freeze({
+  maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
+  queueCapacity: DEFAULT_QUEUE_CAPACITY,
+  maxPatternSubscriptions: DEFAULT_MAX_PATTERN_SUBSCRIPTIONS,
+});
+
+export type TopicCeilings = { -readonly [K in keyof typeof TOPIC_SEED_CEILINGS]: number };
+
+/** The highest value each option of {@link BrokerOptions} accepts, `ceilings` included. */
 export const TOPIC_CAPS = Object.freeze({
   maxChannelLength: MAX_CHANNEL_LENGTH_CAP,
   maxPayloadBytes: MAX_PAYLOAD_BYTES_CAP,
@@ -68,6 +81,11 @@ export interface BrokerOptions {
   readonly maxPatternSubscriptions?: number;
   /** Default {@link DEFAULT_MAX_SUBSCRIPTIONS}, at most {@link MAX_SUBSCRIPTIONS_CAP}. */
   readonly maxSubscriptions?: number;
+  /**
+   * Raises the seed's ceilings of `maxPayloadBytes`, `queueCapacity` (broker and subscription) and
+   * `maxPatternSubscriptions` (default {@link TOPIC_SEED_CEILINGS}), each at most its {@link TOPIC_CAPS}.
+   */
+  readonly ceilings?: Partial<TopicCeilings>;
 }
 
 export interface ResolvedBrokerOptions {
@@ -81,6 +99,7 @@ export interface ResolvedBrokerOptions {
   readonly queueCapacity: number;
   readonly maxPatternSubscriptions: number;
   readonly maxSubscriptions: number;
+  readonly ceilings: Readonly<TopicCeilings>;
 }
 
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
@@ -88,23 +107,53 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
     throw new InvalidBusOption('name', 'must be a string of 1..128 characters');
   }
+  const ceilings = resolveCeilings(options.ceilings);
   return {
     name,
+    ceilings,
     system: options.system,
     clock: options.clock ?? options.system?.clock ?? systemClock,
     registry: options.registry,
     logger: options.logger?.child({ broker: name }),
     maxChannelLength: checkInteger('maxChannelLength', options.maxChannelLength, DEFAULT_MAX_CHANNEL_LENGTH, MAX_CHANNEL_LENGTH_CAP),
-    maxPayloadBytes: checkInteger('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_CAP),
-    queueCapacity: checkQueueCapacity('queueCapacity', options.queueCapacity, DEFAULT_QUEUE_CAPACITY),
-    maxPatternSubscriptions: checkInteger('maxPatternSubscriptions', options.maxPatternSubscriptions, DEFAULT_MAX_PATTERN_SUBSCRIPTIONS, MAX_PATTERN_SUBSCRIPTIONS_CAP),
+    maxPayloadBytes: checkCeiling('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES, ceilings),
+    queueCapacity: checkQueueCapacity('queueCapacity', options.queueCapacity, DEFAULT_QUEUE_CAPACITY, ceilings),
+    maxPatternSubscriptions: checkCeiling('maxPatternSubscriptions', options.maxPatternSubscriptions, DEFAULT_MAX_PATTERN_SUBSCRIPTIONS, ceilings),
     maxSubscriptions: checkInteger('maxSubscriptions', options.maxSubscriptions, DEFAULT_MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_CAP),
   };
 }
 
-/** A queue capacity (the broker's default, or one subscription's own). */
-export function checkQueueCapacity(option: string, value: number | undefined, fallback: number): number {
-  return checkInteger(option, value, fallback, MAX_QUEUE_CAPACITY);
+/** A queue capacity (the broker's default, or one subscription's own), at most the broker's ceiling. */
+export function checkQueueCapacity(option: string, value: number | undefined, fallback: number, ceilings: Readonly<TopicCeilings>): number {
+  return checkCeiling('queueCapacity', value, fallback, ceilings, option);
+}
+
+function resolveCeilings(ceilings: Partial<TopicCeilings> | undefined): Readonly<TopicCeilings> {
+  if (ceilings === undefined) return TOPIC_SEED_CEILINGS;
+  if (ceilings === null || typeof ceilings !== 'object') throw new InvalidBusOption('ceilings', 'must be an object');
+  const unknown = unknownOptionKey(ceilings, Object.keys(TOPIC_SEED_CEILINGS));
+  if (unknown !== undefined) throw new InvalidBusOption(`ceilings.${unknown.key}`, unknown.detail);
+  const resolved: TopicCeilings = { ...TOPIC_SEED_CEILINGS };
+  for (const key of Object.keys(TOPIC_SEED_CEILINGS) as (keyof TopicCeilings)[]) {
+    const value = ceilings[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < TOPIC_SEED_CEILINGS[key] || value > TOPIC_CAPS[key]) {
+      throw new InvalidBusOption(`ceilings.${key}`, `must be an integer in ${TOPIC_SEED_CEILINGS[key]}..${TOPIC_CAPS[key]}, got ${String(value)}`);
+    }
+    resolved[key] = value;
+  }
+  return resolved;
+}
+
+/** An option held to its ceiling; past it, an error naming the ceiling and how to raise it. */
+function checkCeiling(key: keyof TopicCeilings, value: number | undefined, fallback: number, ceilings: Readonly<TopicCeilings>, option: string = key): number {
+  if (value === undefined) return fallback;
+  const ceiling = ceilings[key];
+  if (!Number.isInteger(value) || value < 1 || value > ceiling) {
+    const raise = ceiling < TOPIC_CAPS[key] ? `; ceilings.${key} raises it, up to ${TOPIC_CAPS[key]}` : '';
+    throw new InvalidBusOption(option, `must be an integer in 1..${ceiling} (the ceiling topics.${key}${raise}), got ${String(value)}`);
+  }
+  return value;
 }
 
 function checkInteger(option: string, value: number | undefined, fallback: number, cap: number): number {

@@ -116,6 +116,30 @@ describe('caps', () => {
     expect(() => broker.subscribe('a', 'not a subscriber' as never)).toThrow(InvalidBusOption);
   });
 
+  it('the seed caps are ceilings: raising an option past one is refused naming it, unless `ceilings` raises it by name', () => {
+    for (const [option, value] of [
+      ['maxPayloadBytes', 1024 * 1024 + 1],
+      ['queueCapacity', 1025],
+      ['maxPatternSubscriptions', 1025],
+    ] as const) {
+      const error = thrown(() => createBroker({ [option]: value }));
+      expect(error, option).toBeInstanceOf(InvalidBusOption);
+      expect((error as Error).message).toContain(`the ceiling topics.${option}; ceilings.${option} raises it`);
+      expect(createBroker({ [option]: value, ceilings: { [option]: value } }).options[option]).toBe(value);
+    }
+    // Lowering stays free; a subscription's own queue is held to the broker's ceiling too.
+    expect(createBroker({ queueCapacity: 16 }).options.queueCapacity).toBe(16);
+    const broker = testBroker();
+    expect(() => broker.subscribe('a', () => {}, { queueCapacity: 2_048 })).toThrow(/topics\.queueCapacity/);
+    const raised = testBroker({ ceilings: { queueCapacity: 2_048 } });
+    expect(raised.subscribe('a', () => {}, { queueCapacity: 2_048 }).active).toBe(true);
+    // The ceilings themselves: at least the seed's, at most the hard caps, known keys only.
+    for (const ceilings of [{ queueCapacity: 512 }, { queueCapacity: TOPIC_CAPS.queueCapacity + 1 }, { queueCapcity: 2_048 }]) {
+      expect(() => createBroker({ ceilings } as never), JSON.stringify(ceilings)).toThrow(InvalidBusOption);
+    }
+    expect(thrown(() => createBroker({ ceilings: { queueCapcity: 2_048 } } as never))?.message).toContain('did you mean queueCapacity?');
+  });
+
   it('actors: the broker needs the system, and the actor must be alive', async () => {
     const system = testSystem();
     const ref = system.spawn(() => {});

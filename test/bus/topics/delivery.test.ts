@@ -105,7 +105,7 @@ describe('delivery', () => {
     // A small kernel batch makes the publishers take turns; the whole run is published before the
     // broker's first drain, so the queues are sized to hold it.
     const system = testSystem({ batch: 4 });
-    const broker = testBroker({ system, queueCapacity: 2_048 });
+    const broker = testBroker({ system, queueCapacity: 2_048, ceilings: { queueCapacity: 2_048 } });
     const received: [string, number][] = [];
     broker.subscribe('feed', (message) => void received.push([message.json<{ from: string }>().from, message.json<{ n: number }>().n]));
     const viaPattern: [string, number][] = [];

@@ -49,7 +49,7 @@ describe('broker against a model (fast-check)', () => {
     const system = testSystem();
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60 }), async (commands) => {
-        const broker = testBroker({ system, queueCapacity: 4_096 });
+        const broker = testBroker({ system, queueCapacity: 4_096, ceilings: { queueCapacity: 4_096 } });
         const model: ModelSubscription[] = [];
         const real: { subscription: Subscription; received: number[]; actor?: Ref }[] = [];
         let next = 0;
