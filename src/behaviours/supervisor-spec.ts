@@ -1,3 +1,4 @@
+import { unknownOptionKey } from '../actors/option-keys.js';
 import type { Ref } from '../actors/index.js';
 import { resolveChildSpec, type AutoShutdown, type ResolvedChildSpec } from './child-spec.js';
 import { InvalidSupervisorSpec } from './errors.js';
@@ -26,8 +27,13 @@ const STRATEGIES = ['one_for_one', 'one_for_all', 'rest_for_one', 'simple_one_fo
 const AUTO_SHUTDOWNS = ['never', 'any_significant', 'all_significant'];
 
 /** OTP's check_flags and check_startspec: validated once, errors naming the flag and the value given. */
+/** The keys of a SupervisorSpec: a misspelt one (`period`) would leave its default in force. */
+const SUPERVISOR_SPEC_KEYS: readonly (keyof SupervisorSpec)[] = ['strategy', 'intensity', 'periodMs', 'maxChildren', 'children', 'autoShutdown'];
+
 export function resolveSupervisorSpec(spec: SupervisorSpec, parent: Ref | undefined): SupervisorSettings {
   if (spec === null || typeof spec !== 'object') throw new InvalidSupervisorSpec('spec', 'must be an object', spec);
+  const unknown = unknownOptionKey(spec, SUPERVISOR_SPEC_KEYS);
+  if (unknown !== undefined) throw new InvalidSupervisorSpec(unknown.key, unknown.detail, (spec as unknown as Record<string, unknown>)[unknown.key]);
   const strategy = spec.strategy ?? 'one_for_one';
   if (!STRATEGIES.includes(strategy)) throw new InvalidSupervisorSpec('strategy', `unknown strategy ${String(strategy)}`, strategy);
   const intensity = spec.intensity ?? DEFAULT_INTENSITY;

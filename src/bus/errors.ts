@@ -5,6 +5,7 @@
  * `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus shares with `BUS_`.
  */
 import { MoloError } from '../actors/index.js';
+import { unknownOptionKey } from '../actors/option-keys.js';
 
 export const BusErrorCode = {
   InvalidOption: 'BUS_INVALID_OPTION',
@@ -140,4 +141,10 @@ export class BrokerClosed extends MoloError {
 function describe(channel: unknown): string {
   if (typeof channel !== 'string') return `(${channel === null ? 'null' : typeof channel})`;
   return JSON.stringify(channel.length > 64 ? `${channel.slice(0, 64)}…` : channel);
+}
+
+/** A bus options object has only `known` keys: InvalidBusOption naming the first other (`<scope>.<key>`), with the nearest known one. */
+export function refuseUnknownBusOptions(scope: string, options: object, known: readonly string[]): void {
+  const unknown = unknownOptionKey(options, known);
+  if (unknown !== undefined) throw new InvalidBusOption(`${scope}.${unknown.key}`, unknown.detail);
 }

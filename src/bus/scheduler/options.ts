@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { Database } from '../../data/index.js';
 import type { KvStore } from '../../data/kv/index.js';
-import { InvalidBusOption } from '../errors.js';
+import { InvalidBusOption, refuseUnknownBusOptions } from '../errors.js';
 import { SchedulerQueueMismatch } from './errors.js';
 import type { TaskQueue } from '../tasks/api.js';
 import { SCHEDULER_DEFAULTS } from './schedule.js';
@@ -51,8 +51,12 @@ export interface ResolvedSchedulerOptions {
   readonly misfireGraceMs: number;
 }
 
+/** `start` is `openScheduler`'s own flag, beside the options. */
+const SCHEDULER_OPTION_KEYS: readonly string[] = ['db', 'queue', 'name', 'leaseStore', 'lease', 'tickMs', 'batch', 'maxSchedules', 'misfireGraceMs', 'table', 'metrics', 'start'] satisfies readonly (keyof SchedulerOptions | 'start')[];
+
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   if (options === null || typeof options !== 'object') throw new InvalidBusOption('scheduler', 'must be an object');
+  refuseUnknownBusOptions('scheduler', options, SCHEDULER_OPTION_KEYS);
   const { queue } = options;
   if (typeof queue?.enqueue !== 'function') throw new InvalidBusOption('scheduler.queue', 'must be a TaskQueue');
   const db = options.db ?? queue.database;

@@ -9,6 +9,15 @@ import type { ConsumerConfig, DeliverPolicy, ResolvedConsumerConfig, ResolvedStr
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+const STREAM_CONFIG_KEYS: readonly (keyof StreamConfig)[] = ['maxAgeMs', 'maxBytes', 'maxMsgs', 'retention', 'dedupWindowMs'];
+const CONSUMER_CONFIG_KEYS: readonly (keyof ConsumerConfig)[] = ['deliverPolicy', 'ackWaitMs', 'maxDeliver', 'maxAckPending'];
+
+/** A misspelt setting (`maxAge`) would leave its default in force: refused, naming the nearest one. */
+function refuseUnknown(what: string, config: object, known: readonly string[]): void {
+  const unknown = unknownOptionKey(config, known);
+  if (unknown !== undefined) throw new StreamInvalidArgument(`${what} ${unknown.key}`, unknown.detail);
+}
+
 /** How far a stream's retention may reach: the seed's ceilings, or the store's `retentionCeilings`. */
 export interface RetentionCeilings {
   readonly maxAgeMs: number;
@@ -19,8 +28,7 @@ export interface RetentionCeilings {
 export function resolveRetentionCeilings(ceilings: Partial<RetentionCeilings> | undefined): RetentionCeilings {
   if (ceilings === undefined) return STREAM_RETENTION_CEILINGS;
   if (ceilings === null || typeof ceilings !== 'object') throw new StreamInvalidArgument('retentionCeilings', 'must be an object { maxAgeMs?, maxBytes? }');
-  const unknown = unknownOptionKey(ceilings, ['maxAgeMs', 'maxBytes']);
-  if (unknown !== undefined) throw new StreamInvalidArgument(`retentionCeilings.${unknown.key}`, unknown.detail);
+  refuseUnknown('retentionCeilings', ceilings, ['maxAgeMs', 'maxBytes']);
   return {
     maxAgeMs: checkInteger('retentionCeilings.maxAgeMs', ceilings.maxAgeMs, STREAM_RETENTION_CEILINGS.maxAgeMs, STREAM_RETENTION_CEILINGS.maxAgeMs, MAX_SAFE),
     maxBytes: checkInteger('retentionCeilings.maxBytes', ceilings.maxBytes, STREAM_RETENTION_CEILINGS.maxBytes, STREAM_RETENTION_CEILINGS.maxBytes, MAX_SAFE),
@@ -29,6 +37,7 @@ export function resolveRetentionCeilings(ceilings: Partial<RetentionCeilings> | 
 
 export function resolveStreamConfig(config: StreamConfig = {}, ceilings: RetentionCeilings = STREAM_RETENTION_CEILINGS): ResolvedStreamConfig {
   if (config === null || typeof config !== 'object') throw new StreamInvalidArgument('stream config', 'must be an object');
+  refuseUnknown('stream config', config, STREAM_CONFIG_KEYS);
   const retention = config.retention ?? 'limits';
   if (retention !== 'limits' && retention !== 'workqueue') throw new StreamInvalidArgument('retention', "must be 'limits' or 'workqueue'");
   return {
@@ -55,6 +64,7 @@ function resolveDeliverPolicy(policy: unknown): DeliverPolicy {
 
 export function resolveConsumerConfig(config: ConsumerConfig = {}): ResolvedConsumerConfig {
   if (config === null || typeof config !== 'object') throw new StreamInvalidArgument('consumer config', 'must be an object');
+  refuseUnknown('consumer config', config, CONSUMER_CONFIG_KEYS);
   return {
     deliverPolicy: resolveDeliverPolicy(config.deliverPolicy),
     ackWaitMs: checkInteger('ackWaitMs', config.ackWaitMs, CONSUMER_DEFAULTS.ackWaitMs, 1, STREAM_LIMITS.maxAckWaitMs, 'streams.maxAckWaitMs'),

@@ -4,7 +4,7 @@
  * `terminate` still hears them), and the pool's counts.
  */
 import type { Ref } from '../../actors/index.js';
-import { InvalidBusOption } from '../errors.js';
+import { InvalidBusOption, refuseUnknownBusOptions } from '../errors.js';
 import type { ExecutorSpec, LeasedTask, TaskQueue, TaskWorkersOptions, TaskWorkersStats } from './api.js';
 import { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
 import { checkQueueName, whole } from './queue-config.js';
@@ -43,8 +43,11 @@ export interface ResolvedWorkersOptions {
   readonly heartbeatMs: number | undefined;
 }
 
+const WORKERS_OPTION_KEYS: readonly (keyof TaskWorkersOptions)[] = ['queue', 'executor', 'concurrency', 'batch', 'rateLimit', 'names', 'pollMs', 'global', 'drainMs', 'heartbeatMs'];
+
 export function resolveWorkersOptions(options: TaskWorkersOptions): ResolvedWorkersOptions {
   if (options === null || typeof options !== 'object') throw new InvalidBusOption('workers', 'options must be an object');
+  refuseUnknownBusOptions('workers', options, WORKERS_OPTION_KEYS);
   const executor = options.executor;
   if (executor === null || typeof executor !== 'object' || !['loop', 'thread', 'process'].includes(executor.placement)) {
     throw new InvalidBusOption('executor.placement', "must be 'loop', 'thread' or 'process'");

@@ -1,5 +1,5 @@
 /** A queue's settings, resolved once (defaults filled, ranges checked) and stored as JSON in its row. */
-import { InvalidBusOption } from '../errors.js';
+import { InvalidBusOption, refuseUnknownBusOptions } from '../errors.js';
 import type { TaskQueueConfig, TaskShutdownPolicy } from './api.js';
 import { TASK_CAPS, TASK_DEFAULTS } from './envelope.js';
 import { resolveRetryPolicy, type ResolvedRetryPolicy } from './retry.js';
@@ -35,7 +35,11 @@ export function checkQueueName(name: unknown): string {
   return name;
 }
 
+const QUEUE_CONFIG_KEYS: readonly (keyof TaskQueueConfig)[] = ['maxDepth', 'maxPayloadBytes', 'leaseMs', 'heartbeatMs', 'retry', 'deadLetterRetainMs', 'deadLetterMaxEntries', 'onShutdown'];
+
 export function resolveQueueConfig(config: TaskQueueConfig = {}): ResolvedTaskQueueConfig {
+  if (config === null || typeof config !== 'object') throw new InvalidBusOption('queue config', 'must be an object');
+  refuseUnknownBusOptions('queue config', config, QUEUE_CONFIG_KEYS);
   const leaseMs = whole('leaseMs', config.leaseMs, TASK_DEFAULTS.leaseMs, 100, TASK_QUEUE_LIMITS.maxLeaseMs);
   const onShutdown = config.onShutdown ?? 'requeue';
   if (onShutdown !== 'requeue' && onShutdown !== 'dead-letter') throw new InvalidBusOption('onShutdown', "must be 'requeue' or 'dead-letter'");

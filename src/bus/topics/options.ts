@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import { systemClock, type ActorSystem, type Clock } from '../../actors/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import { unknownOptionKey } from '../../actors/option-keys.js';
-import { InvalidBusOption } from '../errors.js';
+import { InvalidBusOption, refuseUnknownBusOptions } from '../errors.js';
 
 /** Characters in a channel name or pattern (spec: 256). */
 export const DEFAULT_MAX_CHANNEL_LENGTH = 256;
@@ -102,7 +102,10 @@ export interface ResolvedBrokerOptions {
   readonly ceilings: Readonly<TopicCeilings>;
 }
 
+const BROKER_OPTION_KEYS: readonly (keyof BrokerOptions)[] = ['name', 'system', 'clock', 'registry', 'logger', 'maxChannelLength', 'maxPayloadBytes', 'queueCapacity', 'maxPatternSubscriptions', 'maxSubscriptions', 'ceilings'];
+
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
+  refuseUnknownBusOptions('broker', options, BROKER_OPTION_KEYS);
   const name = options.name ?? 'default';
   if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
     throw new InvalidBusOption('name', 'must be a string of 1..128 characters');
