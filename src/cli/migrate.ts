@@ -3,14 +3,13 @@
  * terminal. The database is `--url postgres://...`, `--sqlite FILE`, or `$MOLO_DATABASE_URL`
  * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`.
  */
-import { parseArgs } from 'node:util';
 import { ActorSystem } from '../actors/index.js';
 import type { Database } from '../data/database.js';
 import { createMigrationFile } from '../data/orm/migrations/files.js';
 import { Migrator, type MigrationStatus } from '../data/orm/migrations/migrator.js';
 import { createPostgresPool } from '../data/postgres.js';
 import { openSqlite } from '../data/sqlite/index.js';
-import { ExitCode, type CliIo } from './run.js';
+import { ExitCode, parseCommandLine, type CliIo } from './run.js';
 
 export const MIGRATE_USAGE = `usage: molo migrate <command> [--url URL | --sqlite FILE] [--dir DIR]
 
@@ -59,24 +58,17 @@ export async function runMigrateCli(argv: readonly string[], io: CliIo): Promise
 }
 
 function parse(argv: readonly string[], env: CliIo['env']): Invocation {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        url: { type: 'string' },
-        sqlite: { type: 'string' },
-        dir: { type: 'string', default: 'migrations' },
-        variants: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    throw new MigrateUsage(error instanceof Error ? error.message : String(error));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
+      url: { type: 'string' },
+      sqlite: { type: 'string' },
+      dir: { type: 'string', default: 'migrations' },
+      variants: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    (detail) => new MigrateUsage(detail),
+  );
   const base = { dir: values.dir!, variants: values.variants === true };
   if (values.help === true || positionals[0] === 'help') return { command: 'help', ...base };
   const command = positionals[0];
