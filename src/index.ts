@@ -15,19 +15,6 @@ export {
   parseNodeName,
   nodeMetrics,
   NodeMetrics,
-  NodeErrorCode,
-  InvalidNodeName,
-  InvalidNodeOption,
-  HandshakeRefused,
-  NodeFrameTooLarge,
-  MalformedNodeFrame,
-  UnknownRemoteActor,
-  NodeLinkFull,
-  NodeDown,
-  NodeStopped,
-  NodeAutoConnectLimit,
-  RemoteSpawnRefused,
-  type SpawnRefusal,
   type AutoConnectStats,
   type NodeOptions as ClusterNodeOptions,
   type NodeEventMessage,
@@ -36,10 +23,11 @@ export {
   type FullPolicy,
   type DownReason,
   type NodeAddress,
-  type RefusalReason,
   type RemoteSpawnOptions,
   type RemoteSpawnPolicy,
 } from './nodes/index.js';
+// The nodes' error registry, whole (its names clash with nothing here).
+export * from './nodes/errors.js';
 export {
   startGlobal,
   GlobalRegistry,

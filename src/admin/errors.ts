@@ -2,7 +2,7 @@
  * Error registry of the admin surface (admin actor, HTTP, node lifecycle, CLI client). Every code is
  * stable: never renamed, never reused. `docs/admin.md` documents each one; a test holds the two together.
  */
-import { MoloError } from '../actors/index.js';
+import { codedError } from '../actors/coded-error.js';
 
 export const AdminErrorCode = {
   InvalidOption: 'ADMIN_INVALID_OPTION',
@@ -29,207 +29,130 @@ export const AdminErrorCode = {
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
 /** A startNode or admin option is outside its allowed range; `option` names the setting (and so the cap). */
-export class AdminInvalidOption extends MoloError {
-  static readonly code = AdminErrorCode.InvalidOption;
-  constructor(
-    readonly option: string,
-    detail: string,
-  ) {
-    super(AdminErrorCode.InvalidOption, `invalid admin option ${option}: ${detail}`);
-  }
-}
+export class AdminInvalidOption extends codedError(AdminErrorCode.InvalidOption, (option: string, detail: string) => ({
+  message: `invalid admin option ${option}: ${detail}`,
+  fields: { option },
+})) {}
 
 /** The HTTP admin surface could not bind its address (port taken, host unknown, no permission). */
-export class AdminListenFailed extends MoloError {
-  static readonly code = AdminErrorCode.ListenFailed;
-  constructor(
-    readonly host: string,
-    readonly port: number,
-    cause: unknown,
-  ) {
-    super(AdminErrorCode.ListenFailed, `admin HTTP surface cannot listen on ${host}:${port}: ${describeCause(cause)}`, { cause });
-  }
-}
+export class AdminListenFailed extends codedError(AdminErrorCode.ListenFailed, (host: string, port: number, cause: unknown) => ({
+  message: `admin HTTP surface cannot listen on ${host}:${port}: ${describeCause(cause)}`,
+  fields: { host, port },
+  options: { cause },
+})) {}
 
 /** startNode could not start the root supervisor; `cause` is the supervisor's StartFailed. */
-export class NodeStartFailed extends MoloError {
-  static readonly code = AdminErrorCode.NodeStartFailed;
-  constructor(
-    readonly node: string,
-    cause: unknown,
-  ) {
-    super(AdminErrorCode.NodeStartFailed, `node '${node}' failed to start its root supervisor: ${describeCause(cause)}`, { cause });
-  }
-}
+export class NodeStartFailed extends codedError(AdminErrorCode.NodeStartFailed, (node: string, cause: unknown) => ({
+  message: `node '${node}' failed to start its root supervisor: ${describeCause(cause)}`,
+  fields: { node },
+  options: { cause },
+})) {}
 
 /** The admin actor is not running (or did not answer in time). */
-export class AdminUnavailable extends MoloError {
-  static readonly code = AdminErrorCode.Unavailable;
-  constructor(detail: string, cause?: unknown) {
-    super(AdminErrorCode.Unavailable, `admin actor unavailable: ${detail}`, { cause });
-  }
-}
+export class AdminUnavailable extends codedError(AdminErrorCode.Unavailable, (detail: string, cause?: unknown) => ({
+  message: `admin actor unavailable: ${detail}`,
+  options: { cause },
+})) {}
 
 /** The admin actor already runs its cap of concurrent tree snapshots. */
-export class AdminBusy extends MoloError {
-  static readonly code = AdminErrorCode.Busy;
-  constructor(readonly maxConcurrent: number) {
-    super(AdminErrorCode.Busy, `admin actor is busy: ${maxConcurrent} snapshots are in progress (cap ${maxConcurrent})`);
-  }
-}
+export class AdminBusy extends codedError(AdminErrorCode.Busy, (maxConcurrent: number) => ({
+  message: `admin actor is busy: ${maxConcurrent} snapshots are in progress (cap ${maxConcurrent})`,
+  fields: { maxConcurrent },
+})) {}
 
 /** A supervisor or snapshot provider did not answer within the snapshot's time limit. */
-export class SnapshotTimeout extends MoloError {
-  static readonly code = AdminErrorCode.SnapshotTimeout;
-  constructor(
-    readonly target: string,
-    readonly timeoutMs: number,
-  ) {
-    super(AdminErrorCode.SnapshotTimeout, `${target} did not answer within ${timeoutMs} ms`);
-  }
-}
+export class SnapshotTimeout extends codedError(AdminErrorCode.SnapshotTimeout, (target: string, timeoutMs: number) => ({
+  message: `${target} did not answer within ${timeoutMs} ms`,
+  fields: { target, timeoutMs },
+})) {}
 
 /** A snapshot could not be taken at all (the tree walk itself failed). */
-export class SnapshotFailed extends MoloError {
-  static readonly code = AdminErrorCode.SnapshotFailed;
-  constructor(detail: string, cause?: unknown) {
-    super(AdminErrorCode.SnapshotFailed, `snapshot failed: ${detail}`, { cause });
-  }
-}
+export class SnapshotFailed extends codedError(AdminErrorCode.SnapshotFailed, (detail: string, cause?: unknown) => ({
+  message: `snapshot failed: ${detail}`,
+  options: { cause },
+})) {}
 
 /** HTTP: no such admin endpoint. */
-export class AdminNotFound extends MoloError {
-  static readonly code = AdminErrorCode.NotFound;
-  constructor(readonly path: string) {
-    super(AdminErrorCode.NotFound, `no admin endpoint ${path}`);
-  }
-}
+export class AdminNotFound extends codedError(AdminErrorCode.NotFound, (path: string) => ({
+  message: `no admin endpoint ${path}`,
+  fields: { path },
+})) {}
 
 /** HTTP: the endpoint does not take this method (GET everywhere but the task operations, which are POST). */
-export class AdminMethodNotAllowed extends MoloError {
-  static readonly code = AdminErrorCode.MethodNotAllowed;
-  constructor(
-    readonly method: string,
-    readonly allowed: string = 'GET',
-  ) {
-    super(AdminErrorCode.MethodNotAllowed, allowed === 'GET' ? `method ${method} not allowed; the admin surface is read-only (GET)` : `method ${method} not allowed; this endpoint takes ${allowed}`);
-  }
-}
+export class AdminMethodNotAllowed extends codedError(AdminErrorCode.MethodNotAllowed, (method: string, allowed: string = 'GET') => ({
+  message: allowed === 'GET' ? `method ${method} not allowed; the admin surface is read-only (GET)` : `method ${method} not allowed; this endpoint takes ${allowed}`,
+  fields: { method, allowed },
+})) {}
 
 /** HTTP: the metrics source threw or rejected. */
-export class MetricsFailed extends MoloError {
-  static readonly code = AdminErrorCode.MetricsFailed;
-  constructor(cause: unknown) {
-    super(AdminErrorCode.MetricsFailed, `metrics source failed: ${describeCause(cause)}`, { cause });
-  }
-}
+export class MetricsFailed extends codedError(AdminErrorCode.MetricsFailed, (cause: unknown) => ({
+  message: `metrics source failed: ${describeCause(cause)}`,
+  options: { cause },
+})) {}
 
 /** HTTP: the `Host` header names neither the bound address nor a configured name (DNS rebinding); 421. */
-export class AdminHostRefused extends MoloError {
-  static readonly code = AdminErrorCode.HostRefused;
-  constructor(readonly hostHeader: string) {
-    super(AdminErrorCode.HostRefused, `host ${JSON.stringify(hostHeader.slice(0, 100))} is not this admin surface's address or one of admin.allowedHosts`);
-  }
-}
+export class AdminHostRefused extends codedError(AdminErrorCode.HostRefused, (hostHeader: string) => ({
+  message: `host ${JSON.stringify(hostHeader.slice(0, 100))} is not this admin surface's address or one of admin.allowedHosts`,
+  fields: { hostHeader },
+})) {}
 
 /** HTTP: the surface has a token and the request did not carry it (`authorization: Bearer <token>`); 401. */
-export class AdminUnauthorized extends MoloError {
-  static readonly code = AdminErrorCode.Unauthorized;
-  constructor() {
-    super(AdminErrorCode.Unauthorized, 'missing or wrong admin token (authorization: Bearer <admin.token>)');
-  }
-}
+export class AdminUnauthorized extends codedError(AdminErrorCode.Unauthorized, () => 'missing or wrong admin token (authorization: Bearer <admin.token>)') {}
 
 /**
  * startNode/startAdminHttp: a non-loopback bind without `token`; the surface is refused, not merely
  * logged. HTTP 403: a mutating endpoint (`operation`) on a surface with no token configured.
  */
-export class AdminTokenRequired extends MoloError {
-  static readonly code = AdminErrorCode.TokenRequired;
-  constructor(
-    readonly host: string,
-    readonly operation?: string,
-  ) {
-    super(
-      AdminErrorCode.TokenRequired,
-      operation === undefined
-        ? `refusing to serve the admin surface on ${host} without admin.token: only loopback binds may go without one`
-        : `${operation} is refused: mutating endpoints need admin.token to be configured, and this surface has none`,
-    );
-  }
-}
+export class AdminTokenRequired extends codedError(AdminErrorCode.TokenRequired, (host: string, operation?: string) => ({
+  message:
+    operation === undefined
+      ? `refusing to serve the admin surface on ${host} without admin.token: only loopback binds may go without one`
+      : `${operation} is refused: mutating endpoints need admin.token to be configured, and this surface has none`,
+  fields: { host, operation },
+})) {}
 
 /** HTTP 400: a request body that is not JSON or not the endpoint's shape, or a bad query parameter; `field` names it. */
-export class AdminBadRequest extends MoloError {
-  static readonly code = AdminErrorCode.BadRequest;
-  constructor(
-    readonly field: string,
-    detail: string,
-  ) {
-    super(AdminErrorCode.BadRequest, `bad request: ${field} ${detail}`);
-  }
-}
+export class AdminBadRequest extends codedError(AdminErrorCode.BadRequest, (field: string, detail: string) => ({
+  message: `bad request: ${field} ${detail}`,
+  fields: { field },
+})) {}
 
 /** HTTP 413: a request body over `admin.maxBodyBytes`. */
-export class AdminBodyTooLarge extends MoloError {
-  static readonly code = AdminErrorCode.BodyTooLarge;
-  constructor(readonly limitBytes: number) {
-    super(AdminErrorCode.BodyTooLarge, `request body exceeds admin.maxBodyBytes = ${limitBytes}`);
-  }
-}
+export class AdminBodyTooLarge extends codedError(AdminErrorCode.BodyTooLarge, (limitBytes: number) => ({
+  message: `request body exceeds admin.maxBodyBytes = ${limitBytes}`,
+  fields: { limitBytes },
+})) {}
 
 /** HTTP 408: a request body not read whole within `admin.bodyTimeoutMs`; the connection is closed after the answer. */
-export class AdminBodyTimeout extends MoloError {
-  static readonly code = AdminErrorCode.BodyTimeout;
-  constructor(readonly timeoutMs: number) {
-    super(AdminErrorCode.BodyTimeout, `request body not received within admin.bodyTimeoutMs = ${timeoutMs} ms`);
-  }
-}
+export class AdminBodyTimeout extends codedError(AdminErrorCode.BodyTimeout, (timeoutMs: number) => ({
+  message: `request body not received within admin.bodyTimeoutMs = ${timeoutMs} ms`,
+  fields: { timeoutMs },
+})) {}
 
 /**
  * HTTP 503: `admin.maxRequests` non-probe requests are in progress, or `admin.maxWriteRequests`
  * mutating ones (`cap` names which); probes are not counted and still answer.
  */
-export class AdminOverloaded extends MoloError {
-  static readonly code = AdminErrorCode.Overloaded;
-  constructor(
-    readonly maxRequests: number,
-    readonly cap: 'admin.maxRequests' | 'admin.maxWriteRequests' = 'admin.maxRequests',
-  ) {
-    super(AdminErrorCode.Overloaded, `${maxRequests} admin ${cap === 'admin.maxRequests' ? '' : 'mutating '}requests in progress (${cap}); probes still answer`);
-  }
-}
+export class AdminOverloaded extends codedError(AdminErrorCode.Overloaded, (maxRequests: number, cap: 'admin.maxRequests' | 'admin.maxWriteRequests' = 'admin.maxRequests') => ({
+  message: `${maxRequests} admin ${cap === 'admin.maxRequests' ? '' : 'mutating '}requests in progress (${cap}); probes still answer`,
+  fields: { maxRequests, cap },
+})) {}
 
 /** CLI: the node's admin URL did not answer (connection refused, DNS, timeout). */
-export class AdminUnreachable extends MoloError {
-  static readonly code = AdminErrorCode.Unreachable;
-  constructor(
-    readonly url: string,
-    cause: unknown,
-  ) {
-    super(AdminErrorCode.Unreachable, `cannot reach the admin surface at ${url}: ${describeCause(cause)}`, { cause });
-  }
-}
+export class AdminUnreachable extends codedError(AdminErrorCode.Unreachable, (url: string, cause: unknown) => ({
+  message: `cannot reach the admin surface at ${url}: ${describeCause(cause)}`,
+  fields: { url },
+  options: { cause },
+})) {}
 
 /** CLI: the admin surface answered with something that is not what the endpoint promises. */
-export class AdminBadResponse extends MoloError {
-  static readonly code = AdminErrorCode.BadResponse;
-  constructor(
-    readonly url: string,
-    readonly status: number,
-    detail: string,
-  ) {
-    super(AdminErrorCode.BadResponse, `unexpected answer from ${url} (HTTP ${status}): ${detail}`);
-  }
-}
+export class AdminBadResponse extends codedError(AdminErrorCode.BadResponse, (url: string, status: number, detail: string) => ({
+  message: `unexpected answer from ${url} (HTTP ${status}): ${detail}`,
+  fields: { url, status },
+})) {}
 
 /** CLI: unknown command or option. */
-export class CliUsageError extends MoloError {
-  static readonly code = AdminErrorCode.Usage;
-  constructor(detail: string) {
-    super(AdminErrorCode.Usage, detail);
-  }
-}
+export class CliUsageError extends codedError(AdminErrorCode.Usage, (detail: string) => detail) {}
 
 export function describeCause(cause: unknown): string {
   if (cause instanceof Error) {

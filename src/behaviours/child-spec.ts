@@ -1,3 +1,4 @@
+import { exponentialBackoff } from '../actors/backoff.js';
 import { isCleanExit, MAX_TIMEOUT_MS, Ref, type ActorRuntime, type ExitReason } from '../actors/index.js';
 import { InvalidChildSpec, StartIgnored } from './errors.js';
 import { GenServer, type GenServerStartOptions } from './gen-server.js';
@@ -137,7 +138,7 @@ export function shouldRestart(restart: RestartType, reason: ExitReason): boolean
 /** Delay before restart attempt number `attempt` (0-based): doubling from `initialMs`, capped. */
 export function backoffDelay(backoff: RestartBackoff | undefined, attempt: number): number {
   if (backoff === undefined) return 0;
-  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(attempt, 40));
+  return exponentialBackoff({ baseMs: backoff.initialMs, capMs: backoff.maxMs }, attempt);
 }
 
 /** A child spec for a GenServer: a fresh instance from `create` on every (re)start, linked to the supervisor. */

@@ -53,6 +53,12 @@ export const LIFECYCLE_EVENTS: readonly LifecycleEventType[] = [
 const attemptWithinIntensity = (context: LifecycleContext, event: LifecycleEvent): boolean =>
   'now' in event && !addRestart(context.restarts, event.now, context.intensity, context.periodMs).exceeded;
 
+/** A failed start and a restart are the same counted attempt: to `backoff` within the intensity, else `fatal`. */
+const countedAttempt = [
+  { guard: 'withinIntensity', target: 'backoff', actions: 'recordAttempt' },
+  { target: 'fatal', actions: 'recordAttempt' },
+] as const;
+
 export const childLifecycle = setup({
   types: {
     context: {} as LifecycleContext,
@@ -80,10 +86,7 @@ export const childLifecycle = setup({
       on: {
         STARTED: 'running',
         IGNORED: 'stopped',
-        START_FAILED: [
-          { guard: 'withinIntensity', target: 'backoff', actions: 'recordAttempt' },
-          { target: 'fatal', actions: 'recordAttempt' },
-        ],
+        START_FAILED: countedAttempt,
         START_REFUSED: 'stopped',
         STOP: 'stopping',
       },
@@ -92,10 +95,7 @@ export const childLifecycle = setup({
     stopping: { on: { STOPPED: 'stopped', EXITED: 'stopped' } },
     exited: {
       on: {
-        RESTART: [
-          { guard: 'withinIntensity', target: 'backoff', actions: 'recordAttempt' },
-          { target: 'fatal', actions: 'recordAttempt' },
-        ],
+        RESTART: countedAttempt,
         DISCARD: 'stopped',
         STOP: 'stopped',
       },

@@ -75,11 +75,6 @@ export function lookupCandidate<S extends string, E extends string, G extends st
 }
 
 /** The target state of {@link lookupCandidate}, or undefined. */
-export function lookupTransition<S extends string, E extends string, G extends string>(
-  table: MachineTable<S, E, G>,
-  state: S,
-  event: E,
-  guard: (name: G) => boolean,
-): S | undefined {
-  return lookupCandidate(table, state, event, guard)?.target;
+export function lookupTransition<S extends string, E extends string, G extends string>(...lookup: Parameters<typeof lookupCandidate<S, E, G>>): S | undefined {
+  return lookupCandidate(...lookup)?.target;
 }

@@ -4,7 +4,7 @@
  * `STREAM_` (their classes live in streams/errors.ts), lease codes with `LEASE_`, task codes with
  * `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus shares with `BUS_`.
  */
-import { MoloError } from '../actors/index.js';
+import { codedError } from '../actors/coded-error.js';
 import { unknownOptionKey } from '../actors/option-keys.js';
 
 export const BusErrorCode = {
@@ -51,91 +51,59 @@ export const BusErrorCode = {
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 
 /** An option is missing or outside its range; `option` names the setting (and so the cap). */
-export class InvalidBusOption extends MoloError {
-  static readonly code = BusErrorCode.InvalidOption;
-  constructor(
-    readonly option: string,
-    detail: string,
-  ) {
-    super(BusErrorCode.InvalidOption, `invalid option ${option}: ${detail}`);
-  }
-}
+export class InvalidBusOption extends codedError(BusErrorCode.InvalidOption, (option: string, detail: string) => ({
+  message: `invalid option ${option}: ${detail}`,
+  fields: { option },
+})) {}
 
 /** Not a usable channel name or pattern: empty, not a string, `*` in a channel, or `*` inside a segment. */
-export class InvalidChannel extends MoloError {
-  static readonly code = BusErrorCode.InvalidChannel;
-  constructor(
-    readonly channel: unknown,
-    detail: string,
-  ) {
-    super(BusErrorCode.InvalidChannel, `invalid channel ${describe(channel)}: ${detail}`);
-  }
-}
+export class InvalidChannel extends codedError(BusErrorCode.InvalidChannel, (channel: unknown, detail: string) => ({
+  message: `invalid channel ${describe(channel)}: ${detail}`,
+  fields: { channel },
+})) {}
 
 /** A channel name or pattern longer than `maxChannelLength` (default 256 characters). */
-export class ChannelTooLong extends MoloError {
-  static readonly code = BusErrorCode.ChannelTooLong;
-  constructor(
-    readonly length: number,
-    readonly limit: number,
-  ) {
-    super(BusErrorCode.ChannelTooLong, `channel of ${length} characters exceeds maxChannelLength = ${limit}`);
-  }
-}
+export class ChannelTooLong extends codedError(BusErrorCode.ChannelTooLong, (length: number, limit: number) => ({
+  message: `channel of ${length} characters exceeds maxChannelLength = ${limit}`,
+  fields: { length, limit },
+})) {}
 
 /** A payload larger than `maxPayloadBytes` (default 1 MiB). */
-export class TopicPayloadTooLarge extends MoloError {
-  static readonly code = BusErrorCode.PayloadTooLarge;
-  constructor(
-    readonly sizeBytes: number,
-    readonly limitBytes: number,
-  ) {
-    super(BusErrorCode.PayloadTooLarge, `payload of ${sizeBytes} bytes exceeds maxPayloadBytes = ${limitBytes}`);
-  }
-}
+export class TopicPayloadTooLarge extends codedError(BusErrorCode.PayloadTooLarge, (sizeBytes: number, limitBytes: number) => ({
+  message: `payload of ${sizeBytes} bytes exceeds maxPayloadBytes = ${limitBytes}`,
+  fields: { sizeBytes, limitBytes },
+})) {}
 
 /** A payload that is not bytes, a bad content type, or a value `publishJson` cannot encode. */
-export class InvalidTopicPayload extends MoloError {
-  static readonly code = BusErrorCode.InvalidPayload;
-  constructor(detail: string, options?: { cause?: unknown }) {
-    super(BusErrorCode.InvalidPayload, `invalid payload: ${detail}`, options);
-  }
-}
+export class InvalidTopicPayload extends codedError(BusErrorCode.InvalidPayload, (detail: string, options?: { cause?: unknown }) => ({
+  message: `invalid payload: ${detail}`,
+  options,
+})) {}
 
 /** `message.text()` on a payload that is not UTF-8, or `message.json()` on one that is not UTF-8 JSON. */
-export class TopicDecodeFailed extends MoloError {
-  static readonly code = BusErrorCode.DecodeFailed;
-  constructor(
-    readonly channel: string,
-    options?: { cause?: unknown },
-  ) {
-    super(BusErrorCode.DecodeFailed, `payload on channel ${describe(channel)} cannot be decoded (not UTF-8, or not JSON)`, options);
-  }
-}
+export class TopicDecodeFailed extends codedError(BusErrorCode.DecodeFailed, (channel: string, options?: { cause?: unknown }) => ({
+  message: `payload on channel ${describe(channel)} cannot be decoded (not UTF-8, or not JSON)`,
+  fields: { channel },
+  options,
+})) {}
 
 /** The broker already holds `maxPatternSubscriptions` pattern subscriptions (default 1,024). */
-export class PatternLimitReached extends MoloError {
-  static readonly code = BusErrorCode.PatternLimit;
-  constructor(readonly limit: number) {
-    super(BusErrorCode.PatternLimit, `cannot subscribe: ${limit} pattern subscriptions exist (maxPatternSubscriptions = ${limit})`);
-  }
-}
+export class PatternLimitReached extends codedError(BusErrorCode.PatternLimit, (limit: number) => ({
+  message: `cannot subscribe: ${limit} pattern subscriptions exist (maxPatternSubscriptions = ${limit})`,
+  fields: { limit },
+})) {}
 
 /** The broker already holds `maxSubscriptions` subscriptions of any kind (default 65,536). */
-export class SubscriptionLimitReached extends MoloError {
-  static readonly code = BusErrorCode.SubscriptionLimit;
-  constructor(readonly limit: number) {
-    super(BusErrorCode.SubscriptionLimit, `cannot subscribe: ${limit} subscriptions exist (maxSubscriptions = ${limit})`);
-  }
-}
+export class SubscriptionLimitReached extends codedError(BusErrorCode.SubscriptionLimit, (limit: number) => ({
+  message: `cannot subscribe: ${limit} subscriptions exist (maxSubscriptions = ${limit})`,
+  fields: { limit },
+})) {}
 
 /** `publish` or `subscribe` on a broker after `close()`. */
-export class BrokerClosed extends MoloError {
-  static readonly code = BusErrorCode.BrokerClosed;
-  constructor(readonly broker: string) {
-    super(BusErrorCode.BrokerClosed, `broker '${broker}' is closed`);
-  }
-}
+export class BrokerClosed extends codedError(BusErrorCode.BrokerClosed, (broker: string) => ({
+  message: `broker '${broker}' is closed`,
+  fields: { broker },
+})) {}
 
 /** Channel names in messages: quoted and cut short, since they may come from anywhere. */
 function describe(channel: unknown): string {

@@ -4,14 +4,13 @@
  * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`. Every other `molo` command's `--url` is
  * the admin surface's, so the database has a flag of its own; `--url` is still read here, as before.
  */
-import { parseArgs } from 'node:util';
 import { ActorSystem } from '../actors/index.js';
 import type { Database } from '../data/database.js';
 import { createMigrationFile } from '../data/orm/migrations/files.js';
 import { Migrator, type MigrationStatus } from '../data/orm/migrations/migrator.js';
 import { createPostgresPool } from '../data/postgres.js';
 import { openSqlite } from '../data/sqlite/index.js';
-import { ExitCode, type CliIo } from './run.js';
+import { ExitCode, parseCommandLine, type CliIo } from './run.js';
 
 export const MIGRATE_USAGE = `usage: molo migrate <command> [--database-url URL | --sqlite FILE] [--dir DIR]
 
@@ -62,25 +61,18 @@ export async function runMigrateCli(argv: readonly string[], io: CliIo): Promise
 }
 
 function parse(argv: readonly string[], env: CliIo['env']): Invocation {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        'database-url': { type: 'string' },
-        url: { type: 'string' },
-        sqlite: { type: 'string' },
-        dir: { type: 'string', default: 'migrations' },
-        variants: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (error) {
-    throw new MigrateUsage(error instanceof Error ? error.message : String(error));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
+      'database-url': { type: 'string' },
+      url: { type: 'string' },
+      sqlite: { type: 'string' },
+      dir: { type: 'string', default: 'migrations' },
+      variants: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    (detail) => new MigrateUsage(detail),
+  );
   const base = { dir: values.dir!, variants: values.variants === true };
   if (values.help === true || positionals[0] === 'help') return { command: 'help', ...base };
   const command = positionals[0];

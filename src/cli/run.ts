@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { HealthReport } from '../admin/admin-actor.js';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { ProcessSnapshot } from '../admin/process-snapshot.js';
@@ -86,19 +86,21 @@ export const TARGET_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
-  let parsed;
+/** Every command's `parseArgs`: strict, with positionals; what it refuses becomes the command's usage error. */
+export function parseCommandLine<const Options extends NonNullable<ParseArgsConfig['options']>>(
+  argv: readonly string[],
+  options: Options,
+  usage: (detail: string) => Error = (detail) => new CliUsageError(detail),
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: Options }>> {
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { ...TARGET_OPTIONS, node: { type: 'string' } },
-    });
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (error) {
-    throw new CliUsageError(error instanceof Error ? error.message : String(error));
+    throw usage(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
+}
+
+function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
+  const { values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' } });
   if (values.help === true) return { command: 'help', url: DEFAULT_ADMIN_URL, json: false, timeoutMs: DEFAULT_TIMEOUT_MS };
   if (positionals.length === 0) throw new CliUsageError('no command given');
   if (positionals.length > 1) throw new CliUsageError(`one command at a time, got: ${positionals.join(' ')}`);

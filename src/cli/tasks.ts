@@ -5,10 +5,9 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
-import { ExitCode, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
+import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 import { formatDeadLetters, formatQueues, formatTask, formatTaskLine } from './tasks-format.js';
 
 export const TASKS_USAGE = `usage: molo tasks <command> [--url URL] [--json] [--timeout MS]
@@ -66,30 +65,21 @@ export async function runTasksCli(argv: readonly string[], io: CliIo): Promise<E
 }
 
 function parse(argv: readonly string[]): { values: Values; positionals: string[] } {
-  try {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        ...TARGET_OPTIONS,
-        state: { type: 'string' },
-        limit: { type: 'string' },
-        after: { type: 'string' },
-        payload: { type: 'string' },
-        priority: { type: 'string' },
-        'run-at': { type: 'string' },
-        'max-retries': { type: 'string' },
-        'idempotency-key': { type: 'string' },
-        file: { type: 'string' },
-        batch: { type: 'string' },
-        'dead-letters': { type: 'boolean' },
-        force: { type: 'boolean' },
-      },
-    });
-  } catch (error) {
-    throw new CliUsageError(error instanceof Error ? error.message : String(error));
-  }
+  return parseCommandLine(argv, {
+    ...TARGET_OPTIONS,
+    state: { type: 'string' },
+    limit: { type: 'string' },
+    after: { type: 'string' },
+    payload: { type: 'string' },
+    priority: { type: 'string' },
+    'run-at': { type: 'string' },
+    'max-retries': { type: 'string' },
+    'idempotency-key': { type: 'string' },
+    file: { type: 'string' },
+    batch: { type: 'string' },
+    'dead-letters': { type: 'boolean' },
+    force: { type: 'boolean' },
+  });
 }
 
 interface Target {

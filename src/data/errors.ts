@@ -140,214 +140,170 @@ export class DbError extends MoloError {
   }
 }
 
-/** The statement ran past its timeout (the context's deadline, default 30 s, at most 300 s) and was cancelled. */
-export class StatementTimeout extends DbError {
-  static override readonly code = DataErrorCode.StatementTimeout;
-  constructor(
-    readonly timeoutMs: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`statement timeout after ${timeoutMs} ms (context deadline / statementTimeout)`, options, DataErrorCode.StatementTimeout, false);
-  }
+/** What a data error's arguments make: as the kernel's `CodedErrorParts`, with `DbError`'s options and a per-instance `retryable`. */
+interface DbErrorParts<Fields extends object> {
+  readonly message: string;
+  readonly fields?: Fields;
+  readonly options?: DbErrorOptions;
+  readonly retryable?: boolean;
 }
 
-/** The connection was lost while a statement that only read was in flight: safe to retry. */
-export class ConnectionLost extends DbError {
-  static override readonly code = DataErrorCode.ConnectionLost;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`connection lost: ${message}`, options, DataErrorCode.ConnectionLost, true);
+/**
+ * The base of one coded `DbError` class, the data layer's form of the kernel's `codedError`
+ * (actors/coded-error.ts): `DbError` takes server fields and `retryable`, so it has its own.
+ * `retryable` is the class's answer unless `build` returns one.
+ */
+function dbErrorClass<const Code extends DataErrorCode, Args extends unknown[], Fields extends object = object>(
+  code: Code,
+  retryable: boolean,
+  build: (...args: Args) => string | DbErrorParts<Fields>,
+): { new (...args: Args): DbError & Readonly<Fields>; readonly code: Code; readonly prototype: DbError } {
+  class CodedDbError extends DbError {
+    static override readonly code = code;
+    constructor(...args: Args) {
+      const parts = build(...args);
+      const { message, fields, options, retryable: own } = typeof parts === 'string' ? { message: parts } : parts;
+      super(message, options, code, own ?? retryable);
+      if (fields !== undefined) Object.assign(this, fields);
+    }
   }
+  // The fields are assigned at run time, so the instance type is widened here, once, by hand.
+  return CodedDbError as unknown as ReturnType<typeof dbErrorClass<Code, Args, Fields>>;
 }
+
+/** The statement ran past its timeout (the context's deadline, default 30 s, at most 300 s) and was cancelled. */
+export class StatementTimeout extends dbErrorClass(DataErrorCode.StatementTimeout, false, (timeoutMs: number, options: DbErrorOptions = {}) => ({
+  message: `statement timeout after ${timeoutMs} ms (context deadline / statementTimeout)`,
+  fields: { timeoutMs },
+  options,
+})) {}
+
+/** The connection was lost while a statement that only read was in flight: safe to retry. */
+export class ConnectionLost extends dbErrorClass(DataErrorCode.ConnectionLost, true, (message: string, options: DbErrorOptions = {}) => ({
+  message: `connection lost: ${message}`,
+  options,
+})) {}
 
 /**
  * The connection was lost while a write or COMMIT was in flight: it may or may not have happened.
  * Never retryable: the caller must find out (read back, idempotency key) before doing it again.
  */
-export class OutcomeUnknown extends DbError {
-  static override readonly code = DataErrorCode.OutcomeUnknown;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`outcome unknown: ${message}`, options, DataErrorCode.OutcomeUnknown, false);
-  }
-}
+export class OutcomeUnknown extends dbErrorClass(DataErrorCode.OutcomeUnknown, false, (message: string, options: DbErrorOptions = {}) => ({
+  message: `outcome unknown: ${message}`,
+  options,
+})) {}
 
 /**
  * Could not open a connection (refused, unreachable, TLS failed, server not ready). Retryable,
  * except when the server refused the session for a reason that stays (an unknown database, say).
  */
-export class ConnectFailed extends DbError {
-  static override readonly code = DataErrorCode.ConnectFailed;
-  constructor(message: string, options: DbErrorOptions = {}, retryable = true) {
-    super(`connect failed: ${message}`, options, DataErrorCode.ConnectFailed, retryable);
-  }
-}
+export class ConnectFailed extends dbErrorClass(DataErrorCode.ConnectFailed, true, (message: string, options: DbErrorOptions = {}, retryable: boolean = true) => ({
+  message: `connect failed: ${message}`,
+  options,
+  retryable,
+})) {}
 
 /** The server rejected the credentials. The message names the user and server, never the secret. */
-export class AuthFailed extends DbError {
-  static override readonly code = DataErrorCode.AuthFailed;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`authentication failed: ${message}`, options, DataErrorCode.AuthFailed, false);
-  }
-}
+export class AuthFailed extends dbErrorClass(DataErrorCode.AuthFailed, false, (message: string, options: DbErrorOptions = {}) => ({
+  message: `authentication failed: ${message}`,
+  options,
+})) {}
 
 /** The server asked for an auth method the client refuses (cleartext by default, MD5 unless `allowMd5`). */
-export class AuthMethodRefused extends DbError {
-  static override readonly code = DataErrorCode.AuthMethodRefused;
-  constructor(
-    readonly method: string,
-    readonly option: string,
-    options: DbErrorOptions = {},
-  ) {
-    super(`server asked for ${method} authentication, refused (enable with ${option})`, options, DataErrorCode.AuthMethodRefused, false);
-  }
-}
+export class AuthMethodRefused extends dbErrorClass(DataErrorCode.AuthMethodRefused, false, (method: string, option: string, options: DbErrorOptions = {}) => ({
+  message: `server asked for ${method} authentication, refused (enable with ${option})`,
+  fields: { method, option },
+  options,
+})) {}
 
 /** The server sent bytes that are not a valid message in this state; the connection is closed. */
-export class ProtocolError extends DbError {
-  static override readonly code = DataErrorCode.ProtocolError;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`protocol error: ${message}`, options, DataErrorCode.ProtocolError, false);
-  }
-}
+export class ProtocolError extends dbErrorClass(DataErrorCode.ProtocolError, false, (message: string, options: DbErrorOptions = {}) => ({
+  message: `protocol error: ${message}`,
+  options,
+})) {}
 
 /** More callers wait for a connection than the pool's `maxWaiters` (default 256): failed fast. */
-export class PoolExhausted extends DbError {
-  static override readonly code = DataErrorCode.PoolExhausted;
-  constructor(
-    readonly maxWaiters: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`pool exhausted: ${maxWaiters} callers already waiting (pool.maxWaiters)`, options, DataErrorCode.PoolExhausted, true);
-  }
-}
+export class PoolExhausted extends dbErrorClass(DataErrorCode.PoolExhausted, true, (maxWaiters: number, options: DbErrorOptions = {}) => ({
+  message: `pool exhausted: ${maxWaiters} callers already waiting (pool.maxWaiters)`,
+  fields: { maxWaiters },
+  options,
+})) {}
 
 /** No connection became free within the pool's `acquireTimeoutMs` (default 5 s) or the context's deadline. */
-export class AcquireTimeout extends DbError {
-  static override readonly code = DataErrorCode.AcquireTimeout;
-  constructor(
-    readonly timeoutMs: number,
-    options: DbErrorOptions = {},
-  ) {
-    // A pool that could not open another connection says why: that is usually the whole story.
-    const last = options.cause instanceof Error ? `; last connect attempt failed: ${options.cause.message}` : '';
-    super(`no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)${last}`, options, DataErrorCode.AcquireTimeout, true);
-  }
-}
+export class AcquireTimeout extends dbErrorClass(DataErrorCode.AcquireTimeout, true, (timeoutMs: number, options: DbErrorOptions = {}) => {
+  // A pool that could not open another connection says why: that is usually the whole story.
+  const last = options.cause instanceof Error ? `; last connect attempt failed: ${options.cause.message}` : '';
+  return { message: `no connection within ${timeoutMs} ms (pool.acquireTimeoutMs)${last}`, fields: { timeoutMs }, options };
+}) {}
 
 /** The pool or database was closed. */
-export class PoolClosed extends DbError {
-  static override readonly code = DataErrorCode.PoolClosed;
-  constructor(options: DbErrorOptions = {}) {
-    super('the pool is closed', options, DataErrorCode.PoolClosed, false);
-  }
-}
+export class PoolClosed extends dbErrorClass(DataErrorCode.PoolClosed, false, (options: DbErrorOptions = {}) => ({
+  message: 'the pool is closed',
+  options,
+})) {}
 
 /** A query returned more rows than its `maxRows` (default 10,000); read large results with `stream()`. */
-export class TooManyRows extends DbError {
-  static override readonly code = DataErrorCode.TooManyRows;
-  constructor(
-    readonly maxRows: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`query returned more than ${maxRows} rows (maxRows); use stream() (a cursor) for large results`, options, DataErrorCode.TooManyRows, false);
-  }
-}
+export class TooManyRows extends dbErrorClass(DataErrorCode.TooManyRows, false, (maxRows: number, options: DbErrorOptions = {}) => ({
+  message: `query returned more than ${maxRows} rows (maxRows); use stream() (a cursor) for large results`,
+  fields: { maxRows },
+  options,
+})) {}
 
 /** More bound parameters than the cap (1,024). */
-export class TooManyParameters extends DbError {
-  static override readonly code = DataErrorCode.TooManyParameters;
-  constructor(
-    readonly count: number,
-    readonly max: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`${count} bound parameters, more than maxParameters (${max})`, options, DataErrorCode.TooManyParameters, false);
-  }
-}
+export class TooManyParameters extends dbErrorClass(DataErrorCode.TooManyParameters, false, (count: number, max: number, options: DbErrorOptions = {}) => ({
+  message: `${count} bound parameters, more than maxParameters (${max})`,
+  fields: { count, max },
+  options,
+})) {}
 
 /** A row, parameter or message larger than the cap (64 MiB). */
-export class RowTooLarge extends DbError {
-  static override readonly code = DataErrorCode.RowTooLarge;
-  constructor(
-    readonly sizeBytes: number,
-    readonly maxBytes: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`${sizeBytes} bytes, more than maxRowBytes (${maxBytes})`, options, DataErrorCode.RowTooLarge, false);
-  }
-}
+export class RowTooLarge extends dbErrorClass(DataErrorCode.RowTooLarge, false, (sizeBytes: number, maxBytes: number, options: DbErrorOptions = {}) => ({
+  message: `${sizeBytes} bytes, more than maxRowBytes (${maxBytes})`,
+  fields: { sizeBytes, maxBytes },
+  options,
+})) {}
 
 /** A parameter value cannot be encoded for its type (a symbol, a function, NUL in text, a bad date). */
-export class EncodeFailed extends DbError {
-  static override readonly code = DataErrorCode.EncodeFailed;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`cannot encode parameter: ${message}`, options, DataErrorCode.EncodeFailed, false);
-  }
-}
+export class EncodeFailed extends dbErrorClass(DataErrorCode.EncodeFailed, false, (message: string, options: DbErrorOptions = {}) => ({
+  message: `cannot encode parameter: ${message}`,
+  options,
+})) {}
 
 /** A bounded request queue is full (pipelined queries in flight, SQLite worker requests); `.cap` names it. */
-export class QueueFull extends DbError {
-  static override readonly code = DataErrorCode.QueueFull;
-  constructor(
-    readonly cap: string,
-    readonly limit: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`queue full: ${cap} (${limit})`, options, DataErrorCode.QueueFull, true);
-  }
-}
+export class QueueFull extends dbErrorClass(DataErrorCode.QueueFull, true, (cap: string, limit: number, options: DbErrorOptions = {}) => ({
+  message: `queue full: ${cap} (${limit})`,
+  fields: { cap, limit },
+  options,
+})) {}
 
 /** SQLITE_BUSY persisted through busy_timeout and the writer's retries. Counted in `molo_sqlite_busy_total`. */
-export class SqliteBusy extends DbError {
-  static override readonly code = DataErrorCode.SqliteBusy;
-  constructor(message: string, options: DbErrorOptions = {}) {
-    super(`database is busy after retries: ${message}`, options, DataErrorCode.SqliteBusy, true);
-  }
-}
+export class SqliteBusy extends dbErrorClass(DataErrorCode.SqliteBusy, true, (message: string, options: DbErrorOptions = {}) => ({
+  message: `database is busy after retries: ${message}`,
+  options,
+})) {}
 
 /** The SQLite file lives on a network filesystem, where WAL's shared memory is unsafe (read from /proc/mounts). */
-export class NetworkFilesystem extends DbError {
-  static override readonly code = DataErrorCode.NetworkFilesystem;
-  constructor(
-    readonly path: string,
-    readonly fsType: string,
-    options: DbErrorOptions = {},
-  ) {
-    super(`refusing ${path}: it is on a ${fsType} network filesystem, where SQLite WAL is unsafe`, options, DataErrorCode.NetworkFilesystem, false);
-  }
-}
+export class NetworkFilesystem extends dbErrorClass(DataErrorCode.NetworkFilesystem, false, (path: string, fsType: string, options: DbErrorOptions = {}) => ({
+  message: `refusing ${path}: it is on a ${fsType} network filesystem, where SQLite WAL is unsafe`,
+  fields: { path, fsType },
+  options,
+})) {}
 
 /** SQLite was asked for but `better-sqlite3` (a dependency of molo) is not there: left out of a bundle or a pruned install. */
-export class SqliteDriverMissing extends DbError {
-  static override readonly code = DataErrorCode.SqliteDriverMissing;
-  readonly packageName = 'better-sqlite3';
-  constructor(options: DbErrorOptions = {}) {
-    super(
-      'SQLite needs the package better-sqlite3, a dependency of molo that is not installed here: run `npm install better-sqlite3`',
-      options,
-      DataErrorCode.SqliteDriverMissing,
-      false,
-    );
-  }
-}
+export class SqliteDriverMissing extends dbErrorClass(DataErrorCode.SqliteDriverMissing, false, (options: DbErrorOptions = {}) => ({
+  message: 'SQLite needs the package better-sqlite3, a dependency of molo that is not installed here: run `npm install better-sqlite3`',
+  fields: { packageName: 'better-sqlite3' as const },
+  options,
+})) {}
 
 /** A data-layer option is missing or outside its range; `.option` names it (and so the cap). */
-export class InvalidDataConfig extends DbError {
-  static override readonly code = DataErrorCode.InvalidConfig;
-  constructor(
-    readonly option: string,
-    message: string,
-  ) {
-    super(`invalid ${option}: ${message}`, {}, DataErrorCode.InvalidConfig, false);
-  }
-}
+export class InvalidDataConfig extends dbErrorClass(DataErrorCode.InvalidConfig, false, (option: string, message: string) => ({
+  message: `invalid ${option}: ${message}`,
+  fields: { option },
+})) {}
 
 /** A transaction was used after it ended, or nested work outlived its scope. */
-export class TransactionStateError extends DbError {
-  static override readonly code = DataErrorCode.TransactionState;
-  constructor(message: string) {
-    super(message, {}, DataErrorCode.TransactionState, false);
-  }
-}
+export class TransactionStateError extends dbErrorClass(DataErrorCode.TransactionState, false, (message: string) => message) {}
 
 /**
  * A write on a database from inside its own `transaction` (or SQLite `session`) callback, on the
@@ -355,23 +311,14 @@ export class TransactionStateError extends DbError {
  * outside the transaction (Postgres: committed on its own, whatever the transaction then does;
  * SQLite: waiting for the writer the transaction holds, until AcquireTimeout). Use `tx`.
  */
-export class OutsideTransaction extends DbError {
-  static override readonly code = DataErrorCode.OutsideTransaction;
-  constructor(what: string) {
-    super(`${what} on the database inside its own transaction callback would run outside the transaction: use the callback's tx (or outsideTransaction(() => ...) to mean it)`, {}, DataErrorCode.OutsideTransaction, false);
-  }
-}
+export class OutsideTransaction extends dbErrorClass(DataErrorCode.OutsideTransaction, false, (what: string) => `${what} on the database inside its own transaction callback would run outside the transaction: use the callback's tx (or outsideTransaction(() => ...) to mean it)`) {}
 
 /**
  * A SQLite read transaction or stream stayed open longer than `maxReadMs` (default 30 s) and was
  * rolled back, so that WAL checkpoints can complete; read large results in shorter pieces.
  */
-export class ReadTooLong extends DbError {
-  static override readonly code = DataErrorCode.ReadTooLong;
-  constructor(
-    readonly maxReadMs: number,
-    options: DbErrorOptions = {},
-  ) {
-    super(`read transaction or stream open longer than sqlite.maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`, options, DataErrorCode.ReadTooLong, false);
-  }
-}
+export class ReadTooLong extends dbErrorClass(DataErrorCode.ReadTooLong, false, (maxReadMs: number, options: DbErrorOptions = {}) => ({
+  message: `read transaction or stream open longer than sqlite.maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`,
+  fields: { maxReadMs },
+  options,
+})) {}

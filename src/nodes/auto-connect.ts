@@ -9,6 +9,7 @@
  * failed node is backed off (capped, per node, in a bounded table) and traffic to it meanwhile fails
  * at once; so no input makes the node open unbounded connections or retry in a storm.
  */
+import { exponentialBackoff } from '../actors/backoff.js';
 import type { CallRequest } from '../actors/messages.js';
 import type { ExitReason } from '../actors/exit.js';
 import type { MonitorRef, Ref } from '../actors/ref.js';
@@ -133,9 +134,9 @@ export class AutoConnect implements Router {
     const previous = this.#backoff.get(node);
     const failures = (previous?.failures ?? 0) + 1;
     const { backoffMinMs, backoffMaxMs } = this.settings;
-    const base = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(failures - 1, 30));
+    const delay = exponentialBackoff({ baseMs: backoffMinMs, capMs: backoffMaxMs, jitter: [0.75, 1.25] }, failures - 1);
     this.#backoff.delete(node);
-    this.#backoff.set(node, { failures, until: Date.now() + Math.round(base * (0.75 + Math.random() * 0.5)) });
+    this.#backoff.set(node, { failures, until: Date.now() + delay });
     if (this.#backoff.size > MAX_BACKOFF_ENTRIES) this.#backoff.delete(this.#backoff.keys().next().value!);
     for (const op of entry.ops) op.run(this.unreachable);
   }

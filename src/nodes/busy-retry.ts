@@ -3,6 +3,8 @@
  * soon, with a doubling jittered delay from `reconnectMinMs`, for as long as a handshake there may
  * last (twice our own deadline). Meanwhile `connect` waiters keep waiting.
  */
+import { exponentialBackoff } from '../actors/backoff.js';
+
 export interface BusyRetryOptions {
   readonly handshakeTimeoutMs: number;
   readonly reconnectMinMs: number;
@@ -34,14 +36,14 @@ export class BusyRetry {
       return false;
     }
     const { reconnectMinMs, reconnectMaxMs } = this.options;
-    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** Math.min(state.attempts, 30));
+    const delay = exponentialBackoff({ baseMs: reconnectMinMs, capMs: reconnectMaxMs, jitter: [0.5, 1] }, state.attempts);
     state.attempts++;
     const retrying = state;
     clearTimeout(retrying.timer);
     retrying.timer = setTimeout(() => {
       retrying.timer = undefined;
       this.dial(node);
-    }, Math.round(base * (0.5 + Math.random() * 0.5)));
+    }, delay);
     retrying.timer.unref();
     return true;
   }

@@ -2,7 +2,7 @@
  * Errors of the cluster services built on node links: the global registry, process groups and
  * cluster-wide topics. Stable codes, never reused; each has a row in docs/errors.md.
  */
-import { MoloError } from '../actors/errors.js';
+import { codedError } from '../actors/coded-error.js';
 import { unknownOptionKey } from '../actors/option-keys.js';
 
 export const ClusterErrorCode = {
@@ -14,45 +14,28 @@ export const ClusterErrorCode = {
 export type ClusterErrorCode = (typeof ClusterErrorCode)[keyof typeof ClusterErrorCode];
 
 /** `global.register` found the name held (here or on a connected node), or lost the race for it. */
-export class GlobalNameTaken extends MoloError {
-  static readonly code = ClusterErrorCode.GlobalNameTaken;
-  constructor(
-    readonly globalName: string,
-    readonly holder: string | undefined,
-  ) {
-    super(ClusterErrorCode.GlobalNameTaken, `global name '${globalName.slice(0, 256)}' is taken${holder === undefined ? '' : ` (by ${holder})`}`);
-  }
-}
+export class GlobalNameTaken extends codedError(ClusterErrorCode.GlobalNameTaken, (globalName: string, holder: string | undefined) => ({
+  message: `global name '${globalName.slice(0, 256)}' is taken${holder === undefined ? '' : ` (by ${holder})`}`,
+  fields: { globalName, holder },
+})) {}
 
 /** `global.send` / `global.call` to a name nobody holds. */
-export class GlobalNameNotFound extends MoloError {
-  static readonly code = ClusterErrorCode.GlobalNameNotFound;
-  constructor(readonly globalName: string) {
-    super(ClusterErrorCode.GlobalNameNotFound, `no actor holds the global name '${globalName.slice(0, 256)}'`);
-  }
-}
+export class GlobalNameNotFound extends codedError(ClusterErrorCode.GlobalNameNotFound, (globalName: string) => ({
+  message: `no actor holds the global name '${globalName.slice(0, 256)}'`,
+  fields: { globalName },
+})) {}
 
 /** A name, group or ref given to a cluster service is not valid (empty, too long, not a local actor, …); `argument` names it. */
-export class InvalidClusterArgument extends MoloError {
-  static readonly code = ClusterErrorCode.InvalidArgument;
-  constructor(
-    readonly argument: string,
-    detail: string,
-  ) {
-    super(ClusterErrorCode.InvalidArgument, `invalid ${argument}: ${detail}`);
-  }
-}
+export class InvalidClusterArgument extends codedError(ClusterErrorCode.InvalidArgument, (argument: string, detail: string) => ({
+  message: `invalid ${argument}: ${detail}`,
+  fields: { argument },
+})) {}
 
 /** A cluster service is at one of its caps; `cap` names the option. */
-export class ClusterLimitReached extends MoloError {
-  static readonly code = ClusterErrorCode.LimitReached;
-  constructor(
-    readonly cap: string,
-    readonly limit: number,
-  ) {
-    super(ClusterErrorCode.LimitReached, `cluster limit reached: ${cap} = ${limit}`);
-  }
-}
+export class ClusterLimitReached extends codedError(ClusterErrorCode.LimitReached, (cap: string, limit: number) => ({
+  message: `cluster limit reached: ${cap} = ${limit}`,
+  fields: { cap, limit },
+})) {}
 
 /** Names, groups: 1..256 characters. */
 export const MAX_CLUSTER_NAME_LENGTH = 256;

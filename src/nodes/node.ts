@@ -6,6 +6,7 @@
  * Unreachable (noconnection).
  */
 import { isIP, type AddressInfo, type Server, type Socket } from 'node:net';
+import { exponentialBackoff } from '../actors/backoff.js';
 import { ActorSystem } from '../actors/system.js';
 import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
@@ -311,9 +312,8 @@ export class Node {
     const wanted = this.#wanted.get(node);
     if (wanted === undefined || this.#stopped || wanted.timer !== undefined || this.#links.has(node)) return;
     const { reconnectMinMs, reconnectMaxMs } = this.#options;
-    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** Math.min(wanted.attempts, 30));
-    // Jittered, so nodes that lost each other do not redial in lockstep.
-    const delay = Math.min(reconnectMaxMs, Math.round(base * (0.75 + Math.random() * 0.5)));
+    // Jittered, so nodes that lost each other do not redial in lockstep; never past the cap.
+    const delay = Math.min(reconnectMaxMs, exponentialBackoff({ baseMs: reconnectMinMs, capMs: reconnectMaxMs, jitter: [0.75, 1.25] }, wanted.attempts));
     wanted.attempts++;
     wanted.timer = setTimeout(() => {
       wanted.timer = undefined;

@@ -101,3 +101,8 @@ export function takeFiredTimer(record: ProgramRecord, message: TimerFired): bool
   record.timers.delete(message.kind);
   return true;
 }
+
+/** The `default` of a switch over a record's state: a state added to the lifecycle breaks the build there. */
+export function unknownState(state: never): never {
+  throw new Error(`unknown state ${String(state)}`);
+}

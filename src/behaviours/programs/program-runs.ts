@@ -9,7 +9,7 @@ import { safeLog } from './logger.js';
 import { stopHealthChecks } from './program-health.js';
 import type { ProgramHost } from './program-host.js';
 import { ProgramProcess } from './program-process.js';
-import { arm, disarm, type ProgramRecord } from './program-record.js';
+import { arm, disarm, type ProgramRecord, unknownState } from './program-record.js';
 import { exitInfo } from './program-status.js';
 import { move } from './program-transitions.js';
 import { ProcessExited, SpawnFailed, type ProgramExitCause } from './protocol.js';
@@ -103,10 +103,8 @@ export function processExited(host: ProgramHost, record: ProgramRecord, code: nu
     case 'fatal':
       // The current run has no process in these states: cannot happen, and changes nothing.
       return;
-    default: {
-      const unknownState: never = record.state;
-      throw new Error(`unknown state ${String(unknownState)}`);
-    }
+    default:
+      unknownState(record.state);
   }
 }
 
@@ -156,10 +154,8 @@ export function stopProgram(host: ProgramHost, record: ProgramRecord, cause: 'st
     case 'exited':
     case 'fatal':
       return;
-    default: {
-      const unknownState: never = record.state;
-      throw new Error(`unknown state ${String(unknownState)}`);
-    }
+    default:
+      unknownState(record.state);
   }
   record.stopCause = cause;
   stopHealthChecks(host, record);

@@ -13,7 +13,7 @@ import { ProgramAlreadyStarted, ProgramNotFound } from '../errors.js';
 import { GenServer, NO_REPLY, type From, type NoReply } from '../gen-server.js';
 import { probeFinished, probeTimedOut, runProbe, type ProbeVerdict } from './program-health.js';
 import { programHost, type ProgramHost } from './program-host.js';
-import { createProgramRecord, takeFiredTimer, type ProgramRecord } from './program-record.js';
+import { createProgramRecord, takeFiredTimer, type ProgramRecord, unknownState } from './program-record.js';
 import { killAfterStopTimeout, manualSpawn, processExited, retry, spawn, spawnFailed, stopProgram } from './program-runs.js';
 import { killEveryProgram, stopEveryProgram } from './program-shutdown.js';
 import { programStatus, supervisorStatus } from './program-status.js';
@@ -106,10 +106,8 @@ export class ProgramSupervisorServer extends GenServer<ProgramRequest, AnyReply,
       case 'exited':
         // Never observed between messages: an exit is decided in the handler that saw it.
         throw new Error(`program '${record.spec.name}' is in a transient state`);
-      default: {
-        const unknownState: never = record.state;
-        throw new Error(`unknown state ${String(unknownState)}`);
-      }
+      default:
+        unknownState(record.state);
     }
     return NO_REPLY;
   }

@@ -134,51 +134,29 @@ export function nextEvent<
   );
 }
 
+/** `stateTimeout` and `eventTimeout` differ only in the host call they make: one maker for both. */
+function delayTimeout(kind: 'stateTimeout' | 'eventTimeout') {
+  return <TContext extends MachineContext, TExpressionEvent extends EventObject, TParams extends Params, TEvent extends EventObject>(
+    delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
+    event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
+    options?: TimeoutOptions,
+  ): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> =>
+    named(`molo.${kind}`, (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
+      hostOf(args, `${kind}()`)[kind](resolve(delayMs, args, params), event === undefined ? undefined : resolve(event, args, params), options),
+    );
+}
+
 /**
  * gen_statem `state_timeout`: delivers `event` (default `{ type: 'state_timeout' }`) after `delayMs`
  * unless the state changes first. Setting it again replaces it; `Infinity` cancels it.
  */
-export function stateTimeout<
-  TContext extends MachineContext,
-  TExpressionEvent extends EventObject,
-  TParams extends Params,
-  TEvent extends EventObject,
->(
-  delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
-  event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
-  options?: TimeoutOptions,
-): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
-  return named('molo.stateTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
-    hostOf(args, 'stateTimeout()').stateTimeout(
-      resolve(delayMs, args, params),
-      event === undefined ? undefined : resolve(event, args, params),
-      options,
-    ),
-  );
-}
+export const stateTimeout = delayTimeout('stateTimeout');
 
 /**
  * gen_statem's event timeout: delivers `event` (default `{ type: 'event_timeout' }`) after `delayMs`
  * unless any event arrives first (including inserted and postponed ones).
  */
-export function eventTimeout<
-  TContext extends MachineContext,
-  TExpressionEvent extends EventObject,
-  TParams extends Params,
-  TEvent extends EventObject,
->(
-  delayMs: ActionExpr<number, TContext, TExpressionEvent, TParams, TEvent>,
-  event?: ActionExpr<DoNotInfer<TEvent>, TContext, TExpressionEvent, TParams, TEvent>,
-  options?: TimeoutOptions,
-): StateMachineAction<TContext, TExpressionEvent, TParams, TEvent> {
-  return named('molo.eventTimeout', (args: ActionArgs<TContext, TExpressionEvent, TEvent>, params: TParams) =>
-    hostOf(args, 'eventTimeout()').eventTimeout(
-      resolve(delayMs, args, params),
-      event === undefined ? undefined : resolve(event, args, params),
-      options,
-    ),
-  );
-}
+export const eventTimeout = delayTimeout('eventTimeout');
 
 /**
  * gen_statem's generic timeout `{timeout, Name}`: delivers `event` (default `{ type: name }`) after

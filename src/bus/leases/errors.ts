@@ -1,5 +1,5 @@
 /** Errors of leader leases; their codes are in the bus registry (`BusErrorCode`). */
-import { MoloError } from '../../actors/index.js';
+import { codedError } from '../../actors/coded-error.js';
 import { BusErrorCode } from '../errors.js';
 
 /**
@@ -7,13 +7,7 @@ import { BusErrorCode } from '../errors.js';
  * it comes from a leader that has since been deposed. Thrown inside the caller's transaction, which
  * then rolls back.
  */
-export class StaleFencingToken extends MoloError {
-  static readonly code = BusErrorCode.StaleFencingToken;
-  constructor(
-    readonly key: string,
-    readonly token: number,
-    readonly highest: number,
-  ) {
-    super(BusErrorCode.StaleFencingToken, `fencing token ${token} for '${key}' is lower than the highest seen, ${highest}: refused`);
-  }
-}
+export class StaleFencingToken extends codedError(BusErrorCode.StaleFencingToken, (key: string, token: number, highest: number) => ({
+  message: `fencing token ${token} for '${key}' is lower than the highest seen, ${highest}: refused`,
+  fields: { key, token, highest },
+})) {}

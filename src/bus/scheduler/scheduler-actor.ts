@@ -13,6 +13,7 @@
  * Each fire also carries the idempotency key `schedule:<id>:<fire time>`, so two fires of one due
  * time can never make two tasks.
  */
+import { exponentialBackoff } from '../../actors/backoff.js';
 import { ExitMessage, type Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/gen-server.js';
 import type { KvStore } from '../../data/kv/index.js';
@@ -76,7 +77,7 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
   #token: number | null = null;
   #fenced = false;
   #ticks = 0;
-  readonly #backoff = new Map<string, { until: number; delayMs: number }>();
+  readonly #backoff = new Map<string, { until: number; level: number }>();
 
   constructor(config: SchedulerActorConfig) {
     super();
@@ -234,8 +235,9 @@ export class SchedulerServer extends GenServer<SchedulerCall, SchedulerStatus, n
       }
       counts.failures++;
       const previous = this.#backoff.get(entry.id);
-      const delayMs = Math.min(MAX_FAILURE_BACKOFF_MS, previous === undefined ? FAILURE_BACKOFF_MS : previous.delayMs * 2);
-      this.#backoff.set(entry.id, { until: now + delayMs, delayMs });
+      const level = previous === undefined ? 0 : previous.level + 1;
+      const delayMs = exponentialBackoff({ baseMs: FAILURE_BACKOFF_MS, capMs: MAX_FAILURE_BACKOFF_MS }, level);
+      this.#backoff.set(entry.id, { until: now + delayMs, level });
       this.ctx.log.warn({ event: 'scheduler.fire_failed', scheduler: name, schedule: entry.id, queue: entry.queue, fireAt, retryInMs: delayMs, err: error }, 'scheduler.fire_failed');
     }
   }

@@ -10,6 +10,7 @@
  * and restarts it like any crashed child. A handler failure is never a crash: it is a nak.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { exponentialBackoff } from '../../actors/backoff.js';
 import type { ActorRuntime, Ref } from '../../actors/index.js';
 import { GenServer, worker, type ChildSpec } from '../../behaviours/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
@@ -67,6 +68,8 @@ export interface StreamConsumerStatus {
 export const STREAM_CONSUMER_BEHAVIOUR = 'StreamConsumerServer';
 
 const INFO_INTERVAL_MS = 1_000;
+/** Pause after the n-th failed store call in a row: 200 ms, doubling, at most 5 s. */
+const STORE_FAILURE_BACKOFF = { baseMs: 100, capMs: 5_000 };
 
 type Call = 'status';
 
@@ -155,7 +158,7 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
         this.#lastError = error instanceof Error ? error.message : String(error);
         this.ctx.log.warn({ event: 'stream.consumer_store_failed', stream, consumer, failures, err: error }, 'stream consumer: store call failed');
         if (failures >= this.#maxStoreFailures) throw error;
-        await sleep(Math.min(5_000, 100 * 2 ** failures), undefined, { signal }).catch(() => undefined);
+        await sleep(exponentialBackoff(STORE_FAILURE_BACKOFF, failures), undefined, { signal }).catch(() => undefined);
         continue;
       }
       await this.#handleAll(deliveries);
@@ -243,7 +246,7 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
 
   #nakDelay(deliveryCount: number): number {
     const { initialMs, maxMs, factor } = this.#backoff;
-    return Math.min(maxMs, Math.round(initialMs * factor ** (deliveryCount - 1)));
+    return exponentialBackoff({ baseMs: initialMs, capMs: maxMs, factor }, deliveryCount - 1);
   }
 }
 

@@ -3,27 +3,8 @@ export { StreamAckUnknown, StreamCapExceeded, StreamConflict, StreamConsumerNotF
 export { CONSUMER_DEFAULTS, STREAM_DEFAULTS, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 export { openSqliteStreams, openStreams, STREAMS_DEFAULT_SYNCHRONOUS } from './open.js';
 export { SqlStreamStore, StreamSpanName, type SqlStreamStoreOptions } from './sql-store.js';
-export type {
-  ConsumerConfig,
-  ConsumerInfo,
-  DeliverPolicy,
-  Delivery,
-  StreamFetchOptions,
-  StreamHeaders,
-  PublishAck,
-  StreamPublishOptions,
-  ResolvedConsumerConfig,
-  ResolvedStreamConfig,
-  RetentionPolicy,
-  StreamConfig,
-  StreamEvent,
-  StreamInfo,
-  StreamMessage,
-  StreamPayload,
-  StreamStore,
-  StreamStoreHealth,
-  TermReason,
-} from './store.js';
+// Every type of the store interface is public.
+export type * from './store.js';
 export {
   STREAM_CONSUMER_BEHAVIOUR,
   StreamConsumer,

@@ -14,6 +14,7 @@
  * the pool supervisor's children), so they are there to finish while it drains.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { exponentialBackoff } from '../../actors/backoff.js';
 import type { DownMessage, MonitorRef, Ref } from '../../actors/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { RuntimeTracer, type TelemetrySpan } from '../../telemetry/index.js';
@@ -46,6 +47,8 @@ interface WorkerEntry {
 
 const INFO_INTERVAL_MS = 5_000;
 const MAX_STORE_FAILURES = 10;
+/** Pause after the n-th failed store call in a row: 100 ms, doubling, at most 5 s. */
+const STORE_FAILURE_BACKOFF = { baseMs: 50, capMs: 5_000 };
 const FINAL_FLUSH_MS = 10_000;
 /**
  * A task is marked `running` in the store once its handler has run this long: a settle that comes
@@ -211,7 +214,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
         failures++;
         this.ctx.log.warn({ event: 'task.fetch_failed', queue: options.queue, failures, err: error }, 'task fetcher: store call failed');
         if (failures >= MAX_STORE_FAILURES) throw error;
-        await sleep(Math.min(5_000, 50 * 2 ** failures), undefined, { signal }).catch(() => undefined);
+        await sleep(exponentialBackoff(STORE_FAILURE_BACKOFF, failures), undefined, { signal }).catch(() => undefined);
       }
     }
   }

@@ -2,6 +2,7 @@
  * The retry schedule (S7-2): `delay(n) = min(base · 2^n + jitter, cap)`, jitter uniform in
  * 0..jitterMs. Pure, with the randomness injected, so tests and the queue's model test can pin it.
  */
+import { exponentialBackoff } from '../../actors/backoff.js';
 import { InvalidBusOption } from '../errors.js';
 
 export interface RetryPolicy {
@@ -37,8 +38,8 @@ export function resolveRetryPolicy(policy: RetryPolicy = {}): ResolvedRetryPolic
 export function retryDelay(attempt: number, policy: ResolvedRetryPolicy = RETRY_DEFAULTS, random: () => number = Math.random): number {
   if (!Number.isInteger(attempt) || attempt < 0) throw new InvalidBusOption('retry.attempt', `must be a whole number >= 0, got ${String(attempt)}`);
   const jitter = Math.floor(random() * (policy.jitterMs + 1));
-  // 2^n overflows to Infinity for large n; min() still yields the cap.
-  return Math.min(policy.baseMs * 2 ** attempt + jitter, policy.capMs);
+  // The jitter is added, not a spread, and may not pass the cap either.
+  return Math.min(exponentialBackoff(policy, attempt) + jitter, policy.capMs);
 }
 
 function whole(option: string, value: number, min: number, max: number): number {

@@ -111,13 +111,18 @@ export class Cache<V = unknown> {
 
   /** The fresh value, or undefined (a miss, or a cached miss). Synchronous. */
   get(key: string): V | undefined {
+    return this.#lookup(key)?.value;
+  }
+
+  /** The fresh entry, counted as a hit and made the newest; or undefined, counted as a miss (an expired entry is dropped). */
+  #lookup(key: string): Entry<V> | undefined {
     const entry = this.#entries.get(key);
     if (entry !== undefined) {
       if (entry.expiresAt > this.#now()) {
         if (entry !== this.#newest) this.#touch(entry);
         this.#hits++;
         this.#metrics?.hit.inc();
-        return entry.value;
+        return entry;
       }
       this.#expire(entry);
     }
@@ -150,18 +155,8 @@ export class Cache<V = unknown> {
   getOrCompute(key: string, compute: (key: string) => V | Promise<V>, options?: CacheSetOptions): Promise<V>;
   getOrCompute(key: string, compute: (key: string) => V | undefined | Promise<V | undefined>, options: GetOrComputeOptions): Promise<V | undefined>;
   getOrCompute(key: string, compute: (key: string) => V | undefined | Promise<V | undefined>, options?: GetOrComputeOptions): Promise<V | undefined> {
-    const entry = this.#entries.get(key);
-    if (entry !== undefined) {
-      if (entry.expiresAt > this.#now()) {
-        if (entry !== this.#newest) this.#touch(entry);
-        this.#hits++;
-        this.#metrics?.hit.inc();
-        return Promise.resolve(entry.value);
-      }
-      this.#expire(entry);
-    }
-    this.#misses++;
-    this.#metrics?.miss.inc();
+    const entry = this.#lookup(key);
+    if (entry !== undefined) return Promise.resolve(entry.value);
     const pending = this.#flights.pending(key);
     if (pending !== undefined) {
       this.#coalesced++;

@@ -7,7 +7,7 @@
 import type { DataContext } from '../../context.js';
 import type { Queryable } from '../../database.js';
 import { normalizeType } from './normalize.js';
-import { uniqueSets, type ColumnSchema, type IndexSchema, type SchemaSnapshot, type TableSchema } from './snapshot.js';
+import { byTable, uniqueSets, type ColumnSchema, type IndexSchema, type SchemaSnapshot, type TableSchema } from './snapshot.js';
 
 const TABLES = `SELECT c.relname AS name
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -66,12 +66,7 @@ export async function introspectPostgres(db: Queryable, tables?: readonly string
     // Every index of the schema: index names are schema-wide, so a new one must avoid all of them.
     db.query<IndexRow>(INDEXES, [], ctx),
   ]);
-  const columns = new Map<string, ColumnRow[]>();
-  for (const row of columnRows.rows) {
-    let list = columns.get(row.table_name);
-    if (list === undefined) columns.set(row.table_name, (list = []));
-    list.push(row);
-  }
+  const columns = byTable(columnRows.rows);
   const indexes = new Map<string, IndexSchema[]>();
   const indexNames = new Set<string>();
   for (const row of indexRows.rows) {

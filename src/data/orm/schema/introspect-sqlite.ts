@@ -6,7 +6,7 @@
 import type { DataContext } from '../../context.js';
 import type { Queryable } from '../../database.js';
 import { normalizeType } from './normalize.js';
-import { uniqueSets, type ColumnSchema, type IndexSchema, type SchemaSnapshot, type TableSchema } from './snapshot.js';
+import { byTable, uniqueSets, type ColumnSchema, type IndexSchema, type SchemaSnapshot, type TableSchema } from './snapshot.js';
 
 // sqlite_% tables are SQLite's own (sqlite_sequence, sqlite_stat1).
 const TABLES = `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`;
@@ -49,12 +49,7 @@ export async function introspectSqlite(db: Queryable, tables?: readonly string[]
     db.query<ColumnRow>(COLUMNS, [], ctx),
     db.query<IndexRow>(INDEXES, [], ctx),
   ]);
-  const columns = new Map<string, ColumnRow[]>();
-  for (const row of columnRows.rows) {
-    let list = columns.get(row.table_name);
-    if (list === undefined) columns.set(row.table_name, (list = []));
-    list.push(row);
-  }
+  const columns = byTable(columnRows.rows);
   const indexes = new Map<string, Map<string, { row: IndexRow; columns: string[]; expression: boolean }>>();
   const indexNames = new Set<string>();
   for (const row of indexRows.rows) {

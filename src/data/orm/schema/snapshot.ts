@@ -57,6 +57,17 @@ export function columnOfTable(table: TableSchema, name: string): ColumnSchema | 
   return table.columns.find((column) => column.name === name);
 }
 
+/** Catalog rows grouped by their table, in row order (both introspections read one query for all tables). */
+export function byTable<R extends { readonly table_name: string }>(rows: readonly R[]): Map<string, R[]> {
+  const grouped = new Map<string, R[]>();
+  for (const row of rows) {
+    const list = grouped.get(row.table_name);
+    if (list === undefined) grouped.set(row.table_name, [row]);
+    else list.push(row);
+  }
+  return grouped;
+}
+
 /** Unique column sets from indexes: non-partial, non-expression unique indexes. */
 export function uniqueSets(indexes: readonly IndexSchema[]): string[][] {
   return indexes.filter((index) => index.unique && !index.partial && !index.expression && index.columns.length > 0).map((index) => [...index.columns]);
