@@ -32,6 +32,7 @@ export const DataErrorCode = {
   TransactionState: 'DB_TRANSACTION_STATE',
   OutsideTransaction: 'DB_OUTSIDE_TRANSACTION',
   ReadTooLong: 'DB_READ_TOO_LONG',
+  SessionStateRefused: 'DB_SESSION_STATE_REFUSED',
   KvCapExceeded: 'KV_CAP_EXCEEDED',
   KvInvalidArgument: 'KV_INVALID_ARGUMENT',
   CacheCapExceeded: 'CACHE_CAP_EXCEEDED',
@@ -321,4 +322,16 @@ export class ReadTooLong extends dbErrorClass(DataErrorCode.ReadTooLong, false, 
   message: `read transaction or stream open longer than sqlite.maxReadMs (${maxReadMs} ms): rolled back so WAL checkpoints can complete`,
   fields: { maxReadMs },
   options,
+})) {}
+
+/**
+ * A statement that leaves state in the server session (SET, RESET, LISTEN, UNLISTEN, PREPARE,
+ * DEALLOCATE, DISCARD, temporary tables, session-level advisory locks, ...; SQLite: a PRAGMA that
+ * sets, ATTACH, DETACH) on a shared connection, where the next caller would inherit it: run it
+ * inside `db.session(fn)`, which pins one connection and resets it afterwards. `.statement` names
+ * the kind.
+ */
+export class SessionStateRefused extends dbErrorClass(DataErrorCode.SessionStateRefused, false, (statement: string, where = 'a shared connection') => ({
+  message: `${statement} changes session state, which would leak to the next caller of ${where}: run it inside db.session(fn), which pins one connection and resets it afterwards (SET LOCAL / set_config(..., true) / pg_advisory_xact_lock inside a transaction are fine)`,
+  fields: { statement },
 })) {}

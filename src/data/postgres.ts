@@ -21,13 +21,14 @@ import type {
   Transaction,
   TransactionOptions,
 } from './database.js';
-import { InvalidDataConfig } from './errors.js';
+import { InvalidDataConfig, SessionStateRefused } from './errors.js';
 import { connectPostgres, PgConnection, resolvePgConfig, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
 import { Pool, type ReadyOptions } from './pool.js';
 import { POOL_DEFAULTS, resolvePoolConfig, type PoolConfig } from './pool-config.js';
 import { PG_CONFIG_KEYS, postgresConfig, type PostgresSource } from './postgres-config.js';
 import { PostgresListener, type ListenOptions } from './postgres-listener.js';
 import { isReadOnlySql } from './pg/classify.js';
+import { sessionStateOf } from './pg/session-state.js';
 import { POSTGRES_DIALECT, runTransaction } from './transaction.js';
 import { inTransactionOf, refusedInOwnTransaction } from './transaction-scope.js';
 import type { Result, Row, Value } from './values.js';
@@ -150,6 +151,9 @@ export class PostgresDatabase implements Database {
   }
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
+    // Session state would stay on the shared connection for whoever runs on it next (04 BP-2).
+    const stateful = sessionStateOf(sql);
+    if (stateful !== undefined) return Promise.reject(new SessionStateRefused(stateful));
     const refused = refusedInOwnTransaction(this, 'a write', () => options?.readOnly !== true && !isReadOnlySql(sql));
     if (refused !== undefined) return Promise.reject(refused);
     // The common case without a promise of our own: a shared connection and nobody waiting to lease one.
@@ -197,23 +201,26 @@ export class PostgresDatabase implements Database {
     if (refused !== undefined) throw refused;
     const lease = await this.pool.acquire(options.ctx);
     try {
-      return await runTransaction(lease.conn, POSTGRES_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options);
+      return await runTransaction(lease.conn, POOLED_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options);
     } finally {
       lease.release();
     }
   }
 
   /**
-   * One connection for `fn` alone. Its session state (SET, temporary tables, advisory locks,
-   * LISTEN) must not leak to the callers the pool serves next, so the connection is closed
-   * afterwards and the pool opens a fresh one.
+   * One connection for `fn` alone, where session state (SET, LISTEN, advisory locks, PREPARE,
+   * temporary tables) is allowed. It must not leak to the callers the pool serves next, so before
+   * the connection goes back to the pool an open transaction is rolled back and `DISCARD ALL`
+   * resets the session (settings, prepared statements, listens, advisory locks, temporary tables,
+   * held cursors); the connection's own statement cache is cleared with it. When the reset fails
+   * (a lost connection, say) the connection is closed instead and the pool opens a fresh one.
    */
   async session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
     const lease = await this.pool.acquire(ctx);
     try {
       return await fn(lease.conn);
     } finally {
-      await lease.conn.close().catch(() => undefined);
+      await resetSession(lease.conn).catch(() => lease.conn.close().catch(() => undefined));
       lease.release();
     }
   }
@@ -266,6 +273,26 @@ export class PostgresDatabase implements Database {
     await this.pool.close();
     await Supervisor.stop(this.system, this.supervisor).catch(() => undefined);
   }
+}
+
+/**
+ * A pooled transaction's connection serves other callers after COMMIT: session state set inside
+ * it (a plain SET outlives the transaction) is refused as on the shared path.
+ */
+const POOLED_DIALECT = {
+  ...POSTGRES_DIALECT,
+  refuse: (sql: string): SessionStateRefused | undefined => {
+    const stateful = sessionStateOf(sql);
+    return stateful === undefined ? undefined : new SessionStateRefused(stateful, 'a pooled connection after this transaction');
+  },
+};
+
+/** Rolls back what a session left open and discards its session state (the statement cache goes with it: responses.ts). */
+async function resetSession(conn: PgConnection): Promise<void> {
+  if (!conn.open) throw new Error('connection closed');
+  // Outside a transaction ROLLBACK only warns; DISCARD ALL may not run inside one.
+  await conn.query('ROLLBACK', undefined, { timeoutMs: 5_000 });
+  await conn.query('DISCARD ALL', undefined, { timeoutMs: 5_000 });
 }
 
 function totalsOf(results: readonly Result[]): ManyTotals {

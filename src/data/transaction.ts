@@ -13,6 +13,8 @@ import type { Backend, Result, Row, Value } from './values.js';
 /** How a backend opens a transaction. */
 export interface TransactionDialect {
   begin(options: TransactionOptions): string;
+  /** An error for a statement the transaction's connection must not run (session state on a pooled one), or undefined. */
+  refuse?(sql: string): Error | undefined;
 }
 
 export const POSTGRES_DIALECT: TransactionDialect = {
@@ -31,7 +33,7 @@ export async function runTransaction<T>(
 ): Promise<T> {
   const ctx = options.ctx;
   await conn.query(dialect.begin(options), undefined, ctx);
-  const tx = new PinnedTransaction(conn, 1, ctx, { next: 0 });
+  const tx = new PinnedTransaction(conn, 1, ctx, { next: 0 }, dialect.refuse);
   let value: T;
   try {
     value = await fn(tx);
@@ -68,6 +70,7 @@ class PinnedTransaction implements Transaction {
     private readonly ctx: DataContext | undefined,
     /** Shared by the whole transaction, so every savepoint name is unique within it. */
     private readonly savepoints: { next: number },
+    private readonly refuse: ((sql: string) => Error | undefined) | undefined = undefined,
   ) {
     this.backend = conn.backend;
   }
@@ -82,6 +85,8 @@ class PinnedTransaction implements Transaction {
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
     this.check();
+    const refused = this.refuse?.(sql);
+    if (refused !== undefined) return Promise.reject(refused);
     return this.conn.query<R>(sql, params, ctx ?? this.ctx, options);
   }
 
@@ -101,7 +106,7 @@ class PinnedTransaction implements Transaction {
     const depth = this.depth + 1;
     const name = `molo_sp_${depth}_${this.savepoints.next++}`;
     await this.conn.query(`SAVEPOINT ${name}`, undefined, ctx);
-    const child = new PinnedTransaction(this.conn, depth, ctx, this.savepoints);
+    const child = new PinnedTransaction(this.conn, depth, ctx, this.savepoints, this.refuse);
     let value: T;
     try {
       value = await fn(child);

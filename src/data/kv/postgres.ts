@@ -22,26 +22,26 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
   // Update in place when the row is there (one sequence number), insert otherwise; a concurrent
   // insert of the same key turns the insert into an update, again with a fresh number.
   const SET = `WITH up AS (
-      UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8 WHERE key = $1::bytea RETURNING version
+      UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8, accessed_at = $4::int8 WHERE key = $1::bytea RETURNING version
     ), ins AS (
-      INSERT INTO ${table} (key, value, version, expires_at)
-      SELECT $1::bytea, $2::bytea, ${next}, $3::int8 WHERE NOT EXISTS (SELECT 1 FROM up)
-      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = ${next}, expires_at = EXCLUDED.expires_at
+      INSERT INTO ${table} (key, value, version, expires_at, accessed_at)
+      SELECT $1::bytea, $2::bytea, ${next}, $3::int8, $4::int8 WHERE NOT EXISTS (SELECT 1 FROM up)
+      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, version = ${next}, expires_at = EXCLUDED.expires_at, accessed_at = EXCLUDED.accessed_at
       RETURNING version
     )
     SELECT version FROM up UNION ALL SELECT version FROM ins`;
   // Take over an expired row, or insert when there is none; a live row (or a racing insert) wins.
   const INSERT_IF_ABSENT = `WITH up AS (
-      UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8
+      UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8, accessed_at = $4::int8
       WHERE key = $1::bytea AND expires_at <= $4::int8 RETURNING version
     ), ins AS (
-      INSERT INTO ${table} (key, value, version, expires_at)
-      SELECT $1::bytea, $2::bytea, ${next}, $3::int8 WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE key = $1::bytea)
+      INSERT INTO ${table} (key, value, version, expires_at, accessed_at)
+      SELECT $1::bytea, $2::bytea, ${next}, $3::int8, $4::int8 WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE key = $1::bytea)
       ON CONFLICT (key) DO NOTHING
       RETURNING version
     )
     SELECT version FROM up UNION ALL SELECT version FROM ins`;
-  const UPDATE_IF_VERSION = `UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8
+  const UPDATE_IF_VERSION = `UPDATE ${table} SET value = $2::bytea, version = ${next}, expires_at = $3::int8, accessed_at = $5::int8
     WHERE key = $1::bytea AND version = $4::int8 AND ${live(5)} RETURNING version`;
   const DELETE = `DELETE FROM ${table} WHERE key = $1::bytea RETURNING ${live(2)} AS live`;
   const DELETE_IF_VERSION = `DELETE FROM ${table} WHERE key = $1::bytea AND version = $2::int8 AND ${live(3)} RETURNING version`;
@@ -54,6 +54,12 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
   const SWEEP = `DELETE FROM ${table} WHERE key IN (
       SELECT key FROM ${table} WHERE expires_at <= $1::int8 ORDER BY expires_at LIMIT $2::int4 FOR UPDATE SKIP LOCKED
     ) AND expires_at <= $1::int8`;
+  const COUNT = `SELECT count(*) AS n FROM ${table}`;
+  const TOUCH = `UPDATE ${table} SET accessed_at = $2::int8 WHERE key = $1::bytea AND accessed_at < $2::int8`;
+  // By the index on accessed_at; SKIP LOCKED: a row a writer holds is being used right now.
+  const EVICT = `DELETE FROM ${table} WHERE key IN (
+      SELECT key FROM ${table} ORDER BY accessed_at LIMIT $1::int4 FOR UPDATE SKIP LOCKED
+    )`;
 
   const versionOf = (rows: readonly Record<string, unknown>[]): number | null => (rows.length === 0 ? null : toNumber(rows[0]!.version));
 
@@ -66,6 +72,11 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
           await tx.query(`CREATE SEQUENCE IF NOT EXISTS ${seq}`);
           await tx.query(`CREATE TABLE IF NOT EXISTS ${table} (key bytea PRIMARY KEY, value bytea NOT NULL, version int8 NOT NULL, expires_at int8)`);
           await tx.query(`CREATE INDEX IF NOT EXISTS ${table}_expires_at ON ${table} (expires_at) WHERE expires_at IS NOT NULL`);
+          // The key cap's last-access column, added to tables made before it (a constant default: no rewrite).
+          // Looked up first: ALTER TABLE locks the table even when the column is there.
+          const has = await tx.query(`SELECT 1 AS x FROM pg_attribute WHERE attrelid = to_regclass($1::text) AND attname = 'accessed_at' AND NOT attisdropped`, [table]);
+          if (has.rows.length === 0) await tx.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS accessed_at int8 NOT NULL DEFAULT 0`);
+          await tx.query(`CREATE INDEX IF NOT EXISTS ${table}_accessed_at ON ${table} (accessed_at)`);
         },
         { ctx },
       );
@@ -78,8 +89,8 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
     async exists(key, now, ctx) {
       return (await db.query(EXISTS, [key, now], ctx)).rows.length > 0;
     },
-    async set(key, value, expiresAt, ctx) {
-      return versionOf((await db.query(SET, [key, asBuffer(value), expiresAt], ctx)).rows)!;
+    async set(key, value, expiresAt, now, ctx) {
+      return versionOf((await db.query(SET, [key, asBuffer(value), expiresAt, now], ctx)).rows)!;
     },
     async insertIfAbsent(key, value, expiresAt, now, ctx) {
       return versionOf((await db.query(INSERT_IF_ABSENT, [key, asBuffer(value), expiresAt, now], ctx)).rows);
@@ -103,6 +114,15 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
     },
     async sweep(now, batch, ctx) {
       return (await db.query(SWEEP, [now, batch], ctx)).affected;
+    },
+    async count(ctx) {
+      return toNumber((await db.query(COUNT, undefined, ctx)).rows[0]!.n);
+    },
+    async touch(accesses, ctx) {
+      await db.queryMany(TOUCH, accesses, ctx, { results: false });
+    },
+    async evict(n, ctx) {
+      return (await db.query(EVICT, [n], ctx)).affected;
     },
   };
 }

@@ -12,8 +12,8 @@ export interface KvSqlBackend {
   init(ctx?: DataContext): Promise<void>;
   get(key: Buffer, now: number, ctx?: DataContext): Promise<KvEntry | undefined>;
   exists(key: Buffer, now: number, ctx?: DataContext): Promise<boolean>;
-  /** Writes unconditionally; resolves with the new version. */
-  set(key: Buffer, value: Uint8Array, expiresAt: number | null, ctx?: DataContext): Promise<number>;
+  /** Writes unconditionally (last access: `now`); resolves with the new version. */
+  set(key: Buffer, value: Uint8Array, expiresAt: number | null, now: number, ctx?: DataContext): Promise<number>;
   /** Writes only if no live row has the key; resolves with the new version, or null. */
   insertIfAbsent(key: Buffer, value: Uint8Array, expiresAt: number | null, now: number, ctx?: DataContext): Promise<number | null>;
   /** Writes only if the live row's version is `expected`; resolves with the new version, or null. */
@@ -27,6 +27,12 @@ export interface KvSqlBackend {
   scan(start: Buffer, exclusive: boolean, end: Buffer, limit: number, now: number, ctx?: DataContext): Promise<Buffer[]>;
   /** Deletes up to `batch` rows expired at `now`; resolves with how many. */
   sweep(now: number, batch: number, ctx?: DataContext): Promise<number>;
+  /** Rows in the table, expired ones not yet swept included. */
+  count(ctx?: DataContext): Promise<number>;
+  /** Records reads: each key's last access moves forward to its time (never back). */
+  touch(accesses: readonly (readonly [Buffer, number])[], ctx?: DataContext): Promise<void>;
+  /** Deletes up to `n` rows, least recently accessed first; resolves with how many. */
+  evict(n: number, ctx?: DataContext): Promise<number>;
 }
 
 /** Table names are SQL identifiers spliced into constant statements: only a safe shape is accepted. */

@@ -1,20 +1,30 @@
 /**
  * A KV store in a SQL `Database` (Postgres or SQLite): one table, created on open, keys and values as
- * bytes. It never evicts (a lease must not vanish): keys leave by delete or expiry only. Expired rows
- * are invisible at once (every read compares `expires_at` with the clock) and deleted by a background
- * sweep in bounded batches.
+ * bytes. Expired rows are invisible at once (every read compares `expires_at` with the clock) and
+ * deleted by a background sweep in bounded batches.
+ *
+ * Key cap (04 Specs: 1,048,576 keys per store, LRU eviction beyond; `maxKeys` lower): each row has a
+ * last-access time (`accessed_at`, ms on the store's clock), set by every write in its own statement
+ * and moved by reads in batches (a read records its key in memory; the batch is written when it
+ * holds TOUCH_BATCH keys, at each sweep tick and before any eviction). The store counts its own
+ * inserts against the table's row count (read with `count(*)` when unknown and whenever the estimate
+ * passes the cap); past the cap it removes expired rows first, then the least recently accessed ones
+ * down to a low-water mark (`maxKeys - floor(maxKeys / 64)`, so that a full store of a million keys
+ * counts its rows once per ~16,000 inserts rather than on every one), counting those in `evictions`.
  */
 import type { Clock } from '../../actors/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
 import type { Database } from '../database.js';
 import { PoolClosed } from '../errors.js';
+import { refuseUnknownKeys } from '../option-keys.js';
+import { outsideTransaction } from '../transaction-scope.js';
 import { checkExpected, checkKey, checkScan, checkValue, compareKeys, expiryOf, prefixEnd } from './caps.js';
-import { resolveCommon, type KvCommonOptions } from './options.js';
+import { integerOption, resolveCommon, type KvCommonOptions } from './options.js';
 import { postgresKv } from './postgres.js';
 import { checkTable, type KvSqlBackend } from './sql-backend.js';
 import { sqliteKv } from './sqlite.js';
-import type { KvCasResult, KvEntry, KvScanOptions, KvScanPage, KvSetOptions, KvStore } from './store.js';
+import { KV_LIMITS, type KvCasResult, type KvEntry, type KvScanOptions, type KvScanPage, type KvSetOptions, type KvStore } from './store.js';
 import { Sweeper } from './sweeper.js';
 
 export interface SqlKvOptions extends KvCommonOptions {
@@ -26,6 +36,19 @@ export interface SqlKvOptions extends KvCommonOptions {
   readonly ctx?: DataContext;
   /** Close the database on `close()` (set when the store opened it: `openSqliteKv`). */
   readonly ownsDatabase?: boolean;
+  /** Keys held before the least recently used are evicted (default and cap 1,048,576). */
+  readonly maxKeys?: number;
+}
+
+/** Every key `openKv` options may hold: any other is refused by name. */
+const SQL_KV_KEYS: readonly string[] = ['table', 'clock', 'sweepIntervalMs', 'sweepBatch', 'logger', 'ctx', 'ownsDatabase', 'maxKeys'];
+
+/** Reads recorded in memory before their last-access times are written in one batch. */
+const TOUCH_BATCH = 1_024;
+
+export interface SqlKvStats {
+  /** Live keys removed to stay within `maxKeys` (expired rows removed on the way are not counted). */
+  readonly evictions: number;
 }
 
 export class SqlKvStore implements KvStore {
@@ -37,9 +60,27 @@ export class SqlKvStore implements KvStore {
   readonly #sweeper: Sweeper;
   /** The database, when the store opened it and so closes it. */
   readonly #owned: Database | undefined;
+  readonly #logger: Logger | undefined;
+  /** Keys held before the least recently used are evicted. */
+  readonly maxKeys: number;
+  /** What eviction brings the table down to. */
+  readonly #lowWater: number;
+  /** Rows in the table as this store knows them: the last count plus its inserts since (overwrites counted too, so an upper bound). */
+  #estimate = 0;
+  /** Whether `#estimate` started from a count. */
+  #counted = false;
+  #enforcing: Promise<void> | undefined;
+  /** Reads not yet written: key -> last access. */
+  #touches = new Map<string, number>();
+  #flushing: Promise<void> | undefined;
+  #evictions = 0;
 
   constructor(db: Database, options: SqlKvOptions = {}) {
+    refuseUnknownKeys('kv', options, SQL_KV_KEYS);
     const common = resolveCommon(options);
+    this.maxKeys = integerOption('kv.maxKeys', options.maxKeys, KV_LIMITS.maxKeys, 1, KV_LIMITS.maxKeys);
+    this.#lowWater = this.maxKeys - Math.floor(this.maxKeys / 64);
+    this.#logger = options.logger;
     this.#owned = options.ownsDatabase === true ? db : undefined;
     this.backend = db.backend;
     this.table = checkTable(options.table ?? 'molo_kv');
@@ -51,7 +92,10 @@ export class SqlKvStore implements KvStore {
       clock: common.clock,
       intervalMs: common.sweepIntervalMs,
       batch: common.sweepBatch,
-      sweep: () => this.sweepExpired(),
+      sweep: async () => {
+        await this.#flushTouches();
+        return this.sweepExpired();
+      },
       onError: (error) => {
         // The database was closed under the store: nothing left to sweep, stop rather than fail every tick.
         if (error instanceof PoolClosed) return void this.#sweeper.close();
@@ -67,15 +111,26 @@ export class SqlKvStore implements KvStore {
     return this;
   }
 
+  /** Counters: live keys evicted to stay within `maxKeys`. */
+  stats(): SqlKvStats {
+    return { evictions: this.#evictions };
+  }
+
   async get(key: string, ctx?: DataContext): Promise<KvEntry | undefined> {
     checkKey(key);
-    return this.#sql.get(Buffer.from(key), this.#now(), ctx);
+    const now = this.#now();
+    const entry = await this.#sql.get(Buffer.from(key), now, ctx);
+    if (entry !== undefined) this.#touch(key, now);
+    return entry;
   }
 
   async set(key: string, value: Uint8Array, options?: KvSetOptions, ctx?: DataContext): Promise<number> {
     checkKey(key);
     checkValue(value);
-    return this.#sql.set(Buffer.from(key), value, expiryOf(options, this.#now()), ctx);
+    const now = this.#now();
+    const version = await this.#sql.set(Buffer.from(key), value, expiryOf(options, now), now, ctx);
+    await this.#inserted(ctx);
+    return version;
   }
 
   async delete(key: string, ctx?: DataContext): Promise<boolean> {
@@ -109,7 +164,10 @@ export class SqlKvStore implements KvStore {
       expected === null
         ? await this.#sql.insertIfAbsent(bytes, value, expiresAt, now, ctx)
         : await this.#sql.updateIfVersion(bytes, value, expiresAt, expected, now, ctx);
-    if (version !== null) return { ok: true, version };
+    if (version !== null) {
+      if (expected === null) await this.#inserted(ctx);
+      return { ok: true, version };
+    }
     return { ok: false, version: await this.#sql.version(bytes, now, ctx) };
   }
 
@@ -128,7 +186,67 @@ export class SqlKvStore implements KvStore {
 
   async close(): Promise<void> {
     await this.#sweeper.close();
+    await this.#enforcing;
+    await this.#flushTouches();
     await this.#owned?.close();
+  }
+
+  /** Records a read; the batch is written once it is full (outside any transaction callback of the caller's). */
+  #touch(key: string, now: number): void {
+    this.#touches.set(key, now);
+    if (this.#touches.size >= TOUCH_BATCH && this.#flushing === undefined) void outsideTransaction(() => this.#flushTouches());
+  }
+
+  /** Writes the recorded reads' last-access times; a failure is logged and loses only those (approximate LRU). */
+  #flushTouches(ctx?: DataContext): Promise<void> {
+    if (this.#flushing !== undefined) return this.#flushing;
+    if (this.#touches.size === 0) return Promise.resolve();
+    const accesses: (readonly [Buffer, number])[] = [];
+    for (const [key, at] of this.#touches) accesses.push([Buffer.from(key), at]);
+    this.#touches = new Map();
+    this.#flushing = this.#sql
+      .touch(accesses, ctx)
+      .catch((error: unknown) => {
+        if (!(error instanceof PoolClosed)) this.#logger?.warn({ event: 'kv.touch_failed', table: this.table, err: error }, 'kv.touch_failed');
+      })
+      .finally(() => (this.#flushing = undefined));
+    return this.#flushing;
+  }
+
+  /** After a write that may have added a key: past the cap (or with no count yet), enforce it. */
+  #inserted(ctx: DataContext | undefined): Promise<void> | undefined {
+    this.#estimate++;
+    if (this.#counted && this.#estimate <= this.maxKeys) return undefined;
+    this.#enforcing ??= this.#enforce(ctx).finally(() => (this.#enforcing = undefined));
+    return this.#enforcing;
+  }
+
+  /**
+   * Counts the rows; past `maxKeys`, removes expired rows, then the least recently accessed, down to
+   * the low-water mark. A failure is logged and retried at the next insert: the write that
+   * triggered it has landed and stays acknowledged.
+   */
+  async #enforce(ctx: DataContext | undefined): Promise<void> {
+    const before = this.#estimate;
+    try {
+      await this.#flushTouches(ctx);
+      let rows = await this.#sql.count(ctx);
+      if (rows > this.maxKeys) {
+        const swept = await this.#sql.sweep(this.#now(), rows - this.#lowWater, ctx);
+        rows -= swept;
+        if (rows > this.#lowWater) {
+          const evicted = await this.#sql.evict(rows - this.#lowWater, ctx);
+          this.#evictions += evicted;
+          rows -= evicted;
+        }
+      }
+      // Inserts that landed while this ran are not in the count: keep them in the estimate.
+      this.#estimate = rows + (this.#estimate - before);
+      this.#counted = true;
+    } catch (error) {
+      this.#counted = false;
+      this.#logger?.warn({ event: 'kv.evict_failed', table: this.table, err: error }, 'kv.evict_failed');
+    }
   }
 
   /** Whole milliseconds: the column is an integer, and every backend must compare the same numbers. */
@@ -138,6 +256,7 @@ export class SqlKvStore implements KvStore {
 }
 
 /** A KV store in `db` (its table created if missing, its sweep started). `close()` stops the sweep; the database stays the caller's. */
-export function openKv(db: Database, options?: SqlKvOptions): Promise<SqlKvStore> {
+export async function openKv(db: Database, options?: SqlKvOptions): Promise<SqlKvStore> {
+  // async: a bad option rejects the promise rather than throwing before it exists.
   return new SqlKvStore(db, options).open(options?.ctx);
 }

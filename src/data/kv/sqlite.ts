@@ -30,12 +30,13 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
   const VERSION = `SELECT version FROM ${table} WHERE key = $1 AND ${live(2)}`;
   const CHUNKS = `SELECT bytes FROM ${chunkTable} WHERE key = $1 ORDER BY seq`;
   const INSERT_CHUNK = `INSERT OR REPLACE INTO ${chunkTable} (key, seq, bytes) VALUES ($1, $2, $3)`;
-  const UPSERT = `INSERT INTO ${table} (key, value, version, expires_at, chunks) VALUES ($1, $2, ${nextVersion}, $3, $4)
-    ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, expires_at = excluded.expires_at, chunks = excluded.chunks`;
+  // $5 is the write's time, its last access too.
+  const UPSERT = `INSERT INTO ${table} (key, value, version, expires_at, chunks, accessed_at) VALUES ($1, $2, ${nextVersion}, $3, $4, $5)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, expires_at = excluded.expires_at, chunks = excluded.chunks, accessed_at = excluded.accessed_at`;
   const SET = `${UPSERT} RETURNING version`;
   // An expired row may be taken over; a live one wins (the DO UPDATE's WHERE fails, nothing returns).
   const INSERT_IF_ABSENT = `${UPSERT} WHERE ${table}.expires_at <= $5 RETURNING version`;
-  const UPDATE_IF_VERSION = `UPDATE ${table} SET value = $2, version = ${nextVersion}, expires_at = $3, chunks = $4
+  const UPDATE_IF_VERSION = `UPDATE ${table} SET value = $2, version = ${nextVersion}, expires_at = $3, chunks = $4, accessed_at = $6
     WHERE key = $1 AND version = $5 AND ${live(6)} RETURNING version`;
   const DELETE = `DELETE FROM ${table} WHERE key = $1 RETURNING ${live(2)} AS live`;
   const DELETE_IF_VERSION = `DELETE FROM ${table} WHERE key = $1 AND version = $2 AND ${live(3)} RETURNING version`;
@@ -43,9 +44,16 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
   const SCAN_AFTER = scan('>');
   const SCAN_FROM = scan('>=');
   const SWEEP = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`;
+  const COUNT = `SELECT count(*) AS n FROM ${table}`;
+  const TOUCH = `UPDATE ${table} SET accessed_at = $2 WHERE key = $1 AND accessed_at < $2`;
+  const EVICT = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} ORDER BY accessed_at LIMIT $1)`;
+  const HAS_ACCESSED = `SELECT 1 AS x FROM pragma_table_info('${table}') WHERE name = 'accessed_at'`;
+  // The key cap's last-access column, for tables made before it (SQLite has no ADD COLUMN IF NOT EXISTS).
+  const ADD_ACCESSED = `ALTER TABLE ${table} ADD COLUMN accessed_at INTEGER NOT NULL DEFAULT 0`;
+  const ACCESSED_INDEX = `CREATE INDEX IF NOT EXISTS ${table}_accessed_at ON ${table} (accessed_at)`;
 
   const SCHEMA = [
-    `CREATE TABLE IF NOT EXISTS ${table} (key BLOB PRIMARY KEY, value BLOB NOT NULL, version INTEGER NOT NULL, expires_at INTEGER, chunks INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS ${table} (key BLOB PRIMARY KEY, value BLOB NOT NULL, version INTEGER NOT NULL, expires_at INTEGER, chunks INTEGER NOT NULL DEFAULT 0, accessed_at INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
     `CREATE INDEX IF NOT EXISTS ${table}_expires_at ON ${table} (expires_at) WHERE expires_at IS NOT NULL`,
     `CREATE TABLE IF NOT EXISTS ${meta} (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID`,
     `INSERT OR IGNORE INTO ${meta} (name, value) VALUES ('version', 0)`,
@@ -106,6 +114,9 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
       await db.transaction(
         async (tx) => {
           for (const statement of SCHEMA) await tx.query(statement);
+          // Inside the write transaction: a second store opening at once sees the column once this commits.
+          if ((await tx.query(HAS_ACCESSED)).rows.length === 0) await tx.query(ADD_ACCESSED);
+          await tx.query(ACCESSED_INDEX);
         },
         { ctx },
       );
@@ -119,8 +130,8 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
     async exists(key, now, ctx) {
       return (await db.query(EXISTS, [key, now], ctx)).rows.length > 0;
     },
-    async set(key, value, expiresAt, ctx) {
-      return (await write(SET, key, value, expiresAt, [], ctx))!;
+    async set(key, value, expiresAt, now, ctx) {
+      return (await write(SET, key, value, expiresAt, [now], ctx))!;
     },
     insertIfAbsent(key, value, expiresAt, now, ctx) {
       return write(INSERT_IF_ABSENT, key, value, expiresAt, [now], ctx);
@@ -144,6 +155,15 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
     },
     async sweep(now, batch, ctx) {
       return (await db.query(SWEEP, [now, batch], ctx)).affected;
+    },
+    async count(ctx) {
+      return toNumber((await db.query(COUNT, undefined, ctx)).rows[0]!.n);
+    },
+    async touch(accesses, ctx) {
+      await db.queryMany(TOUCH, accesses, ctx, { results: false });
+    },
+    async evict(n, ctx) {
+      return (await db.query(EVICT, [n], ctx)).affected;
     },
   };
 }

@@ -23,7 +23,7 @@ export const KV_LIMITS = Object.freeze({
   maxTtlMs: 30 * 24 * 60 * 60 * 1_000,
   /** Keys one scan page may return. */
   maxScanLimit: 1_000,
-  /** Keys the memory store holds before evicting the least recently used. */
+  /** Keys a store holds before evicting the least recently used (memory: exactly; SQL: approximately, docs/kv.md). */
   maxKeys: 1_048_576,
   /** Bytes (keys and values) the memory store holds before evicting the least recently used. */
   maxBytes: 1024 * 1024 * 1024,

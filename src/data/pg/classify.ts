@@ -64,7 +64,7 @@ const BUILTIN_OPERATORS = new Set(
  * from the server (nested comments, standard_conforming_strings off) it sees more text as code, not
  * less, so a call is never hidden.
  */
-const TOKEN =
+export const TOKEN =
   /(\s+|--[^\n]*|\/\*[\s\S]*?\*\/)|([eE]'(?:[^'\\]|''|\\[\s\S])*'|'(?:[^']|'')*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\3\$)|("(?:[^"]|"")*")|([A-Za-z_][\w$]*)|(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)|([-+*/<>=~!@#%^&|`?:]+)|([\s\S])/gy;
 
 /** A read, and only a read, judged from the text alone (the transaction state is the caller's part). */

@@ -16,10 +16,11 @@
 import type { ActorRuntime } from '../../actors/index.js';
 import type { DataContext } from '../context.js';
 import type { Database, DatabaseHealth, ManyTotals, PreparedStatement, Queryable, QueryManyOptions, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
-import { ConnectionLost } from '../errors.js';
+import { ConnectionLost, SessionStateRefused } from '../errors.js';
 import { runTransaction, SQLITE_DIALECT, type TransactionDialect } from '../transaction.js';
 import { inTransactionOf, refusedInOwnTransaction } from '../transaction-scope.js';
 import type { Result, Row, Value } from '../values.js';
+import { sqliteSessionStateOf } from './session-state.js';
 import { TransportFailure, type WorkerChannel } from './channel.js';
 import type { CheckpointScheduler } from './checkpoint.js';
 import type { ResolvedSqliteConfig } from './config.js';
@@ -61,6 +62,15 @@ export interface SqliteParts {
   readonly release: () => void;
 }
 
+/** Transactions on the shared writer refuse what would outlive them on it (a setting PRAGMA, ATTACH, temp tables). */
+const WRITER_DIALECT: TransactionDialect = {
+  ...SQLITE_DIALECT,
+  refuse: (sql) => {
+    const stateful = sqliteSessionStateOf(sql);
+    return stateful === undefined ? undefined : new SessionStateRefused(stateful, 'the shared SQLite writer after this transaction');
+  },
+};
+
 export class SqliteDatabase implements Database {
   readonly backend = 'sqlite' as const;
   readonly name: string;
@@ -99,6 +109,9 @@ export class SqliteDatabase implements Database {
   }
 
   #write<R extends Row>(sql: string, params: readonly Value[] | undefined, ctx: DataContext | undefined, options: QueryOptions | undefined): Promise<Result<R>> {
+    // State left on the shared writer would stay for every later caller (a PRAGMA, an ATTACH): db.session only.
+    const stateful = sqliteSessionStateOf(sql);
+    if (stateful !== undefined) return this.#engine.rejected(new SessionStateRefused(stateful, 'the shared SQLite writer'), this.#writer);
     // Inside this database's own transaction the writer is taken: it would wait for itself.
     const refused = this.#gate.held ? refusedInOwnTransaction(this, 'a write') : undefined;
     if (refused !== undefined) return this.#engine.rejected(refused, this.#writer);
@@ -190,7 +203,7 @@ export class SqliteDatabase implements Database {
     }
     const refused = refusedInOwnTransaction(this, 'a write transaction');
     if (refused !== undefined) return Promise.reject(refused);
-    return this.#onWriter(options.ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options));
+    return this.#onWriter(options.ctx, false, 'transaction', (conn) => runTransaction(conn, WRITER_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options));
   }
 
   /** One transaction on the writer; the rows go to the worker together, answered through one promise. */
@@ -203,7 +216,35 @@ export class SqliteDatabase implements Database {
   session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
     const refused = refusedInOwnTransaction(this, 'a session');
     if (refused !== undefined) return Promise.reject(refused);
-    return this.#onWriter(ctx, false, 'autocommit', (conn) => inTransactionOf(this, () => fn(conn)));
+    return this.#onWriter(ctx, false, 'autocommit', async (conn) => {
+      try {
+        return await inTransactionOf(this, () => fn(conn));
+      } finally {
+        await this.#resetSession(conn);
+      }
+    });
+  }
+
+  /**
+   * Puts the writer back as it was opened before the next caller gets it: a transaction the
+   * session left open rolled back, Molo's pragmas set again (worker.ts), attached databases
+   * detached, temporary tables, views and triggers dropped. A failure here is logged by nobody
+   * and left to the worker: the statements are plain and the writer is the session's own.
+   */
+  async #resetSession(conn: SqliteConnection): Promise<void> {
+    const config = this.#parts.config;
+    const run = (sql: string): Promise<unknown> => conn.query(sql, undefined, undefined).catch(() => undefined);
+    await run('ROLLBACK');
+    await run('PRAGMA foreign_keys = ON');
+    await run(`PRAGMA synchronous = ${config.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    await run(`PRAGMA busy_timeout = ${config.busyTimeoutMs}`);
+    await run(`PRAGMA wal_autocheckpoint = ${config.walAutocheckpointPages}`);
+    await run(`PRAGMA journal_size_limit = ${config.journalSizeLimitBytes}`);
+    const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+    const attached = await conn.query<{ name: string }>("SELECT name FROM pragma_database_list WHERE name NOT IN ('main', 'temp')", undefined, undefined).catch(() => undefined);
+    for (const { name } of attached?.rows ?? []) await run(`DETACH DATABASE ${quote(name)}`);
+    const temp = await conn.query<{ type: string; name: string }>("SELECT type, name FROM temp.sqlite_master WHERE type IN ('table', 'view', 'trigger') AND name NOT LIKE 'sqlite_%'", undefined, undefined).catch(() => undefined);
+    for (const { type, name } of temp?.rows ?? []) await run(`DROP ${type.toUpperCase()} IF EXISTS temp.${quote(name)}`);
   }
 
   #pinReader(): ReaderSlot | undefined {

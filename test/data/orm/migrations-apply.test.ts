@@ -61,6 +61,18 @@ describe.each(BACKENDS)('migrations on $name', (backend) => {
     expect(status).toMatchObject({ applied: 2, pending: 0, changed: 0, missing: 0 });
   });
 
+  it('a migration that sets session state applies (in a pinned session), and the state does not outlive it', async () => {
+    const setting = backend.name === 'postgres' ? "SET search_path TO public;\nSET statement_timeout = 0;\n" : 'PRAGMA foreign_keys = OFF;\n';
+    write('0001_session.sql', `${setting}CREATE TABLE notes (id INTEGER PRIMARY KEY);\n`);
+    expect(await new Migrator(db, { dir: dir.path }).up()).toEqual(['0001_session']);
+    expect(await tables()).toEqual(['notes', 'schema_migrations']);
+    if (backend.name === 'postgres') {
+      expect((await db.query<{ p: string }>("SELECT current_setting('search_path') AS p")).rows[0]!.p).toBe('"$user", public');
+    } else {
+      expect(await db.transaction(async (tx) => Object.values((await tx.query('PRAGMA foreign_keys')).rows[0]!)[0])).toBe(1);
+    }
+  });
+
   it('a gap filled by a migration merged later still applies (by the set of ids, not the latest)', async () => {
     write('0001_a.sql', 'CREATE TABLE a (x INTEGER);');
     write('0003_c.sql', 'CREATE TABLE c (x INTEGER);');

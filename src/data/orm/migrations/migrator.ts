@@ -7,7 +7,9 @@
  */
 import type { DataContext } from '../../context.js';
 import type { Database, Queryable } from '../../database.js';
+import type { DriverConnection } from '../../driver.js';
 import { DbError } from '../../errors.js';
+import { POSTGRES_DIALECT, runTransaction, SQLITE_DIALECT } from '../../transaction.js';
 import { MigrationChecksumMismatch, MigrationFailed } from '../errors.js';
 import { silentLogger, type Logger } from '../../../telemetry/index.js';
 import { loadMigrations, type MigrationSource } from './files.js';
@@ -113,8 +115,14 @@ export class Migrator {
   /** Runs one migration and records it, in one transaction; false when another process got there first. */
   async #apply(migration: MigrationSource, ctx: DataContext | undefined): Promise<boolean> {
     try {
-      return await this.#db.transaction(
-        async (tx) => {
+      // A migration may hold session state (`SET statement_timeout = 0`, as pg_dump writes, a PRAGMA):
+      // refused in a pooled transaction, so it runs in a transaction inside a pinned session, which
+      // is reset before its connection serves anyone else.
+      return await this.#db.session((session) =>
+        runTransaction(
+          session as unknown as DriverConnection,
+          session.backend === 'postgres' ? POSTGRES_DIALECT : SQLITE_DIALECT,
+          async (tx) => {
           await ensureLedger(tx);
           if (tx.backend === 'postgres') await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
           if (await isRecorded(tx, migration.id)) return false;
@@ -130,7 +138,9 @@ export class Migrator {
           });
           return true;
         },
-        ctx === undefined ? {} : { ctx },
+          ctx === undefined ? {} : { ctx },
+        ),
+        ctx,
       );
     } catch (error) {
       const failure = new MigrationFailed(migration.id, error instanceof Error ? error.message : String(error), {
