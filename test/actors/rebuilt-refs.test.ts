@@ -4,18 +4,9 @@
  * ref `spawn` returned does, as Erlang pids compare by value.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ActorSystem,
-  CallRequest,
-  DownMessage,
-  ExitMessage,
-  formatReason,
-  type ActorContext,
-  type ExitReason,
-  Ref,
-} from '../../src/actors/index.js';
-import { parseRef } from '../../src/actors/index.js';
+import { ActorSystem, formatReason, parseRef, Ref, type ExitReason } from '../../src/actors/index.js';
 import { testSystem } from '../support/systems.js';
+import { recordingAgent, type RecordingAgent } from '../support/recording-agent.js';
 
 type View = (ref: Ref) => Ref;
 
@@ -25,26 +16,7 @@ const views: [string, View][] = [
   ['a ref rebuilt by parseRef after a JSON round trip', (ref) => parseRef(JSON.parse(JSON.stringify(ref)) as string)],
 ];
 
-/** A trapping actor that records what it is sent (EXITs and DOWNs as text) and lends its context. */
-function agent(system: ActorSystem, trapExit = true): Promise<{ ref: Ref; ctx: ActorContext; seen: string[] }> {
-  const seen: string[] = [];
-  return new Promise((resolve) => {
-    const ref = system.spawn(
-      {
-        init(ctx) {
-          resolve({ ref, ctx, seen });
-        },
-        handle(_ctx, message) {
-          if (message instanceof ExitMessage) seen.push(`EXIT ${String(message.from)} ${formatReason(message.reason)}`);
-          else if (message instanceof DownMessage) seen.push(`DOWN ${String(message.ref)} ${formatReason(message.reason)}`);
-          else if (message instanceof CallRequest) message.reply(message.request);
-          else seen.push(String(message));
-        },
-      },
-      { trapExit },
-    );
-  });
-}
+const agent = (system: ActorSystem, trapExit = true): Promise<RecordingAgent> => recordingAgent(system, { trapExit });
 
 /** What an operation gave, or the code of the error it threw. */
 function attempt<T>(operation: () => T): T | string {

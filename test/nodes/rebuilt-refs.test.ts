@@ -5,18 +5,10 @@
  * delivered, not dropped as unknown actors.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  CallRequest,
-  DownMessage,
-  ExitMessage,
-  formatReason,
-  parseRef,
-  Ref,
-  type ActorContext,
-  type ActorSystem,
-} from '../../src/actors/index.js';
+import { formatReason, parseRef, Ref, type ActorSystem } from '../../src/actors/index.js';
 import type { Node } from '../../src/nodes/index.js';
 import { testNode } from './support.js';
+import { recordingAgent, type RecordingAgent } from '../support/recording-agent.js';
 
 /** How the probing node `a` comes to hold a ref to an actor of node `b`. */
 type View = (a: Node, b: Node, ref: Ref) => Promise<Ref>;
@@ -56,26 +48,7 @@ async function within(check: () => boolean, timeoutMs = 3_000): Promise<boolean>
   return true;
 }
 
-/** An actor that records what it is sent (EXITs and DOWNs as text), answers calls, and lends its context. */
-function agent(system: ActorSystem, trapExit = true): Promise<{ ref: Ref; ctx: ActorContext; seen: string[] }> {
-  const seen: string[] = [];
-  return new Promise((resolve) => {
-    const ref = system.spawn(
-      {
-        init(ctx) {
-          resolve({ ref, ctx, seen });
-        },
-        handle(_ctx, message) {
-          if (message instanceof ExitMessage) seen.push(`EXIT ${String(message.from)} ${formatReason(message.reason)}`);
-          else if (message instanceof DownMessage) seen.push(`DOWN ${String(message.ref)} ${formatReason(message.reason)}`);
-          else if (message instanceof CallRequest) message.reply(message.request);
-          else seen.push(String(message));
-        },
-      },
-      { trapExit },
-    );
-  });
-}
+const agent = (system: ActorSystem, trapExit = true): Promise<RecordingAgent> => recordingAgent(system, { trapExit });
 
 const linkCount = (system: ActorSystem, ref: Ref): number => system.info(ref)?.links.length ?? -1;
 

@@ -7,7 +7,7 @@
  */
 import type { DataContext } from '../context.js';
 import type { Database } from '../database.js';
-import { asBuffer, toBuffer, toNumber, type KvSqlBackend } from './sql-backend.js';
+import { asBuffer, toBuffer, toNumber, upkeepMethods, type KvSqlBackend } from './sql-backend.js';
 
 const LIVE = '(expires_at IS NULL OR expires_at > $NOW::int8)';
 
@@ -112,18 +112,7 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
       const { rows } = await db.query(exclusive ? SCAN_AFTER : SCAN_FROM, [start, end, now, limit], ctx);
       return rows.map((row) => toBuffer(row.key));
     },
-    async sweep(now, batch, ctx) {
-      return (await db.query(SWEEP, [now, batch], ctx)).affected;
-    },
-    async count(ctx) {
-      return toNumber((await db.query(COUNT, undefined, ctx)).rows[0]!.n);
-    },
-    async touch(accesses, ctx) {
-      await db.queryMany(TOUCH, accesses, ctx, { results: false });
-    },
-    async evict(n, ctx) {
-      return (await db.query(EVICT, [n], ctx)).affected;
-    },
+    ...upkeepMethods(db, { sweep: SWEEP, count: COUNT, touch: TOUCH, evict: EVICT }),
   };
 }
 

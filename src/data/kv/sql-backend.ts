@@ -61,3 +61,32 @@ export function asBuffer(value: Uint8Array): Buffer {
 }
 
 export type KvBackendFactory = (db: Database, table: string) => KvSqlBackend;
+
+/** The upkeep statements of a backend, in its own dialect: expired rows, the row count, read times, eviction. */
+export interface KvUpkeepStatements {
+  /** `$1` now, `$2` batch. */
+  readonly sweep: string;
+  readonly count: string;
+  /** `$1` key, `$2` access time (moved forward only). */
+  readonly touch: string;
+  /** `$1` rows to delete, least recently accessed first. */
+  readonly evict: string;
+}
+
+/** `sweep`, `count`, `touch` and `evict` of a backend: the same calls on both, over its own SQL. */
+export function upkeepMethods(db: Database, sql: KvUpkeepStatements): Pick<KvSqlBackend, 'sweep' | 'count' | 'touch' | 'evict'> {
+  return {
+    async sweep(now, batch, ctx) {
+      return (await db.query(sql.sweep, [now, batch], ctx)).affected;
+    },
+    async count(ctx) {
+      return toNumber((await db.query(sql.count, undefined, ctx)).rows[0]!.n);
+    },
+    async touch(accesses, ctx) {
+      await db.queryMany(sql.touch, accesses, ctx, { results: false });
+    },
+    async evict(n, ctx) {
+      return (await db.query(sql.evict, [n], ctx)).affected;
+    },
+  };
+}

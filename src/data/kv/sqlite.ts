@@ -12,7 +12,7 @@
  */
 import type { DataContext } from '../context.js';
 import type { Database, Queryable } from '../database.js';
-import { asBuffer, toBuffer, toNumber, type KvSqlBackend } from './sql-backend.js';
+import { asBuffer, toBuffer, toNumber, upkeepMethods, type KvSqlBackend } from './sql-backend.js';
 
 /** Largest value stored inline, and the size of the pieces of larger ones. */
 export const CHUNK_BYTES = 256 * 1024;
@@ -153,18 +153,7 @@ export function sqliteKv(db: Database, table: string): KvSqlBackend {
       const { rows } = await db.query(exclusive ? SCAN_AFTER : SCAN_FROM, [start, end, now, limit], ctx);
       return rows.map((row) => toBuffer(row.key));
     },
-    async sweep(now, batch, ctx) {
-      return (await db.query(SWEEP, [now, batch], ctx)).affected;
-    },
-    async count(ctx) {
-      return toNumber((await db.query(COUNT, undefined, ctx)).rows[0]!.n);
-    },
-    async touch(accesses, ctx) {
-      await db.queryMany(TOUCH, accesses, ctx, { results: false });
-    },
-    async evict(n, ctx) {
-      return (await db.query(EVICT, [n], ctx)).affected;
-    },
+    ...upkeepMethods(db, { sweep: SWEEP, count: COUNT, touch: TOUCH, evict: EVICT }),
   };
 }
 

@@ -3,9 +3,10 @@
  * `spawnPlaced` returned: send, call, isAlive, watch, exit (kill), monitor, demonitor, link, unlink.
  */
 import { describe, expect, it } from 'vitest';
-import { DownMessage, ExitMessage, formatReason, parseRef, Ref, type ActorContext, type ActorSystem } from '../../../src/actors/index.js';
+import { formatReason, parseRef, Ref, type ActorSystem } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
 import { ask, HOST_PLACEMENTS, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+import { recordingAgent, type RecordingAgent } from '../../support/recording-agent.js';
 
 type View = (ref: Ref) => Ref;
 const views: [string, View][] = [
@@ -14,24 +15,8 @@ const views: [string, View][] = [
   ['rebuilt by parseRef from JSON', (ref) => parseRef(JSON.parse(JSON.stringify(ref)) as string)],
 ];
 
-/** A local trapping actor that records EXITs and DOWNs as text and lends its context. */
-function agent(system: ActorSystem): Promise<{ ref: Ref; ctx: ActorContext; seen: string[] }> {
-  const seen: string[] = [];
-  return new Promise((resolve) => {
-    const ref = system.spawn(
-      {
-        init(ctx) {
-          resolve({ ref, ctx, seen });
-        },
-        handle(_ctx, message) {
-          if (message instanceof ExitMessage) seen.push(`EXIT ${formatReason(message.reason)}`);
-          else if (message instanceof DownMessage) seen.push(`DOWN ${formatReason(message.reason)}`);
-        },
-      },
-      { trapExit: true },
-    );
-  });
-}
+/** DOWN and EXIT as text without refs: a placed actor's are its own at each run. */
+const agent = (system: ActorSystem): Promise<RecordingAgent> => recordingAgent(system, { refs: false });
 
 async function probe(system: ActorSystem, placement: HostPlacement, view: View): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
