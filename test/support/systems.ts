@@ -24,3 +24,14 @@ export async function eventually(check: () => boolean, timeoutMs = 5_000, what =
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
+
+/** SIGKILLs each pid still alive (a failed run's leftovers), so the next test file does not find them. */
+export function killLeftovers(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+}

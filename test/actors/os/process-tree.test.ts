@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signalGroup, spawnInGroup } from '../../../src/actors/os/process-group.js';
 import { TREE_MECHANISM_ENV } from '../../../src/actors/os/process-tree.js';
-import { eventually } from '../../support/systems.js';
+import { eventually, killLeftovers } from '../../support/systems.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'molo-tree-'));
 const started: number[] = [];
@@ -20,13 +20,7 @@ afterEach(() => {
   delete process.env[TREE_MECHANISM_ENV];
 });
 afterAll(() => {
-  for (const pid of started) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killLeftovers(started);
   rmSync(dir, { recursive: true, force: true });
 });
 

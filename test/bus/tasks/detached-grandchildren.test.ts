@@ -13,7 +13,7 @@ import { startTaskWorkers } from '../../../src/bus/index.js';
 import { createEnvelope, TaskHardTimeout } from '../../../src/bus/tasks/index.js';
 import { PlacedExecutor } from '../../../src/bus/tasks/executors/placed.js';
 import { runScript } from '../../support/run-script.js';
-import { eventually, testSystem } from '../../support/systems.js';
+import { eventually, killLeftovers, testSystem } from '../../support/systems.js';
 import { TASK_BACKENDS } from './stores.js';
 
 const handlersModule = new URL('./fixtures/handlers.ts', import.meta.url);
@@ -23,13 +23,7 @@ const started: number[] = [];
 
 afterAll(() => {
   // A run that failed leaves its sleeper: not for the next test file to find.
-  for (const pid of started) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killLeftovers(started);
   rmSync(dir, { recursive: true, force: true });
 });
 
