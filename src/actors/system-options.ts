@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from './clock.js';
 import { InvalidOption } from './errors.js';
+import { unknownOptionKey } from './option-keys.js';
 import type { KernelObserver } from './observer.js';
 import type { LoggerOption } from '../telemetry/logger.js';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, MAX_PAYLOAD_LIMIT_BYTES } from './placement/limits.js';
@@ -34,6 +35,10 @@ export interface ActorSystemOptions {
   readonly payloadLimitBytes?: number;
 }
 
+const SYSTEM_OPTION_KEYS: readonly (keyof ActorSystemOptions)[] = [
+  'node', 'creation', 'clock', 'maxActors', 'batch', 'budget', 'callTimeoutMs', 'observer', 'logger', 'payloadLimitBytes',
+];
+
 export const DEFAULT_MAX_ACTORS = 4_194_304;
 export const MAX_ACTORS_CAP = 134_217_727;
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -54,6 +59,8 @@ export interface ResolvedSystemOptions {
 
 /** Applies the defaults and checks each option (InvalidOption names the first one out of range). */
 export function resolveSystemOptions(options: ActorSystemOptions): ResolvedSystemOptions {
+  const unknown = unknownOptionKey(options, SYSTEM_OPTION_KEYS);
+  if (unknown !== undefined) throw new InvalidOption(unknown.key, unknown.detail);
   return {
     node: options.node ?? 'local',
     creation: options.creation ?? 1 + Math.floor(Math.random() * 0x7fff_fffe),

@@ -3,6 +3,7 @@ import { Supervisor, type SupervisorSpec } from '../behaviours/index.js';
 import { ProgramSupervisor } from '../behaviours/programs/index.js';
 import { Admin, checkInteger, DEFAULT_SNAPSHOT_TIMEOUT_MS, type AdminOptions } from './admin-actor.js';
 import { AdminInvalidOption, NodeStartFailed } from './errors.js';
+import { unknownOptionKey } from '../actors/option-keys.js';
 import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
 import { programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
 import { builtinMetrics } from './builtin-metrics.js';
@@ -323,6 +324,22 @@ function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotP
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 
+const NODE_OPTION_KEYS: readonly (keyof NodeOptions)[] = [
+  'node', 'system', 'root', 'rootName', 'admin', 'metrics', 'snapshotProviders', 'snapshot', 'shutdownDeadlineMs', 'signals',
+  'exitProcess', 'onRootExit', 'logger', 'log',
+];
+const ADMIN_SURFACE_KEYS: readonly (keyof AdminSurfaceOptions)[] = [
+  'host', 'port', 'token', 'allowedHosts', 'headerTimeoutMs', 'maxConnections', 'maxRequests', 'maxWriteRequests', 'ops', 'tasks',
+  'maxBodyBytes', 'bodyTimeoutMs',
+];
+const SNAPSHOT_KEYS: readonly string[] = ['maxSnapshotBytes', 'callTimeoutMs', 'snapshotTimeoutMs'];
+
+/** A misspelt option (`shutdownDeadline`, `admin.prot`) is refused with the nearest known key, not ignored. */
+function refuseUnknownKeys(prefix: string, options: object, known: readonly string[]): void {
+  const unknown = unknownOptionKey(options, known);
+  if (unknown !== undefined) throw new AdminInvalidOption(`${prefix}${unknown.key}`, unknown.detail);
+}
+
 function resolveNodeOptions(options: NodeOptions): NodeSettings {
   if (options === null || typeof options !== 'object') throw new AdminInvalidOption('options', 'must be an object');
   if (options.root === null || typeof options.root !== 'object') throw new AdminInvalidOption('root', 'must be a SupervisorSpec');
@@ -335,6 +352,9 @@ function resolveNodeOptions(options: NodeOptions): NodeSettings {
   if (options.admin !== undefined && options.admin !== false && (options.admin === null || typeof options.admin !== 'object')) {
     throw new AdminInvalidOption('admin', 'must be { port?, host? } or false');
   }
+  refuseUnknownKeys('', options, NODE_OPTION_KEYS);
+  if (options.admin) refuseUnknownKeys('admin.', options.admin, ADMIN_SURFACE_KEYS);
+  if (options.snapshot !== undefined) refuseUnknownKeys('snapshot.', options.snapshot, SNAPSHOT_KEYS);
   const signals = options.signals ?? true;
   return {
     rootName,

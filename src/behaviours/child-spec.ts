@@ -1,4 +1,5 @@
 import { exponentialBackoff } from '../actors/backoff.js';
+import { unknownOptionKey } from '../actors/option-keys.js';
 import { isCleanExit, MAX_TIMEOUT_MS, Ref, type ActorRuntime, type ExitReason } from '../actors/index.js';
 import { InvalidChildSpec, StartIgnored } from './errors.js';
 import { GenServer, type GenServerStartOptions } from './gen-server.js';
@@ -68,6 +69,9 @@ export interface ResolvedChildSpec {
 }
 
 export const DEFAULT_WORKER_SHUTDOWN_MS = 5_000;
+/** Every key a child spec may carry: any other is a typo (`restarts` for `restart`), refused rather than ignored. */
+const CHILD_SPEC_KEYS: readonly (keyof ChildSpec)[] = ['id', 'start', 'restart', 'shutdown', 'type', 'backoff', 'significant'];
+const BACKOFF_KEYS: readonly (keyof RestartBackoff)[] = ['initialMs', 'maxMs'];
 export const MAX_BACKOFF_MS = 3_600_000;
 
 /**
@@ -78,6 +82,8 @@ export function resolveChildSpec(spec: ChildSpec, autoShutdown: AutoShutdown = '
   if (spec === null || typeof spec !== 'object') throw new InvalidChildSpec(undefined, 'must be an object', 'spec', spec);
   const { id } = spec;
   if (typeof id !== 'string' || id.length === 0) throw new InvalidChildSpec(undefined, 'id must be a non-empty string', 'id', id);
+  const unknown = unknownOptionKey(spec, CHILD_SPEC_KEYS);
+  if (unknown !== undefined) throw new InvalidChildSpec(id, `${unknown.key}: ${unknown.detail}`, unknown.key, (spec as unknown as Record<string, unknown>)[unknown.key]);
   if (typeof spec.start !== 'function') throw new InvalidChildSpec(id, 'start must be a function', 'start', spec.start);
   const restart = spec.restart ?? 'permanent';
   if (restart !== 'permanent' && restart !== 'transient' && restart !== 'temporary') {
@@ -105,6 +111,8 @@ export function resolveChildSpec(spec: ChildSpec, autoShutdown: AutoShutdown = '
   }
   const backoff = spec.backoff;
   if (backoff !== undefined) {
+    const unknownBackoff = backoff !== null && typeof backoff === 'object' ? unknownOptionKey(backoff, BACKOFF_KEYS) : undefined;
+    if (unknownBackoff !== undefined) throw new InvalidChildSpec(id, `backoff.${unknownBackoff.key}: ${unknownBackoff.detail}`, 'backoff', backoff);
     const valid = (ms: number): boolean => Number.isInteger(ms) && ms >= 0 && ms <= MAX_BACKOFF_MS;
     if (!valid(backoff.initialMs) || !valid(backoff.maxMs) || backoff.maxMs < backoff.initialMs) {
       throw new InvalidChildSpec(id, `backoff needs 0 <= initialMs <= maxMs <= ${MAX_BACKOFF_MS}`, 'backoff', backoff);

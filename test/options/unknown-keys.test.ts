@@ -11,6 +11,7 @@ import { ActorSystem } from '../../src/actors/index.js';
 import { Supervisor } from '../../src/behaviours/index.js';
 import { createBroker, openScheduler, openSqliteStreams, openTaskQueue, startTaskWorkers, type SqlStreamStore, type SqlTaskQueue } from '../../src/bus/index.js';
 import { openSqlite, type Database } from '../../src/data/index.js';
+import { startNode } from '../../src/admin/index.js';
 
 let dir: string;
 let system: ActorSystem;
@@ -58,5 +59,30 @@ describe('unknown option keys', () => {
     await expect(queue.createQueue('r', { maxDeph: 10 } as never)).rejects.toThrow(/queue config\.maxDeph.*did you mean maxDepth\?/);
     await expect(startTaskWorkers(system, queue, { queue: 'q', executor: { placement: 'loop', handlers: {} }, concurency: 2 } as never)).rejects.toThrow(/did you mean concurrency\?/);
     await expect(openScheduler(system, { queue, tickMS: 1_000 } as never)).rejects.toThrow(/scheduler\.tickMS.*did you mean tickMs\?/);
+  });
+
+  it('a child spec (and its backoff): `restarts` is refused, naming restart', async () => {
+    const start = () => undefined;
+    expect(() => Supervisor.start(system, { strategy: 'one_for_one', children: [{ id: 'w', start, restarts: 'temporary' } as never] })).toThrow(
+      expect.objectContaining({ code: 'SUP_INVALID_SPEC', message: expect.stringContaining('restarts: unknown option; did you mean restart?') }),
+    );
+    expect(() =>
+      Supervisor.start(system, { strategy: 'one_for_one', children: [{ id: 'w', start, backoff: { initialMs: 10, maxMS: 100 } } as never] }),
+    ).toThrow(/backoff\.maxMS.*did you mean maxMs\?/);
+  });
+
+  it('the actor system: `callTimeout` is refused, naming callTimeoutMs', () => {
+    expect(() => new ActorSystem({ node: 'x', callTimeout: 1_000 } as never)).toThrow(
+      expect.objectContaining({ code: 'ACTOR_INVALID_OPTION', option: 'callTimeout', message: expect.stringContaining('did you mean callTimeoutMs?') }),
+    );
+  });
+
+  it('startNode: a node option, an admin surface option and a snapshot option', async () => {
+    const root = { strategy: 'one_for_one' as const, children: [] };
+    await expect(startNode({ system, root, signals: false, shutdownDeadline: 1_000 } as never)).rejects.toThrow(/shutdownDeadline.*did you mean shutdownDeadlineMs\?/);
+    await expect(startNode({ system, root, signals: false, admin: { prot: 0 } } as never)).rejects.toThrow(/admin\.prot.*did you mean port\?/);
+    await expect(startNode({ system, root, signals: false, admin: false, snapshot: { maxSnapshotByte: 1 } } as never)).rejects.toThrow(
+      /snapshot\.maxSnapshotByte.*did you mean maxSnapshotBytes\?/,
+    );
   });
 });

@@ -83,12 +83,9 @@ function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
 /** A supervisor child spec running a pool for `queue` (a supervisor child). */
 export function taskWorkersChild(id: string, queue: TaskQueue, options: TaskWorkersOptions): ChildSpec & { readonly handle: TaskPoolHandle } {
   const handle = new TaskPoolHandle(queue, resolveWorkersOptions(options));
-  return {
-    id,
-    type: 'supervisor',
-    handle,
-    start: ({ system, parent }) => Supervisor.start(system, poolSpec(handle), { link: parent }),
-  };
+  const spec: ChildSpec = { id, type: 'supervisor', start: ({ system, parent }) => Supervisor.start(system, poolSpec(handle), { link: parent }) };
+  // Not enumerable: the handle rides along for the caller, it is not a child-spec key (those are checked).
+  return Object.defineProperty(spec, 'handle', { value: handle, enumerable: false }) as ChildSpec & { readonly handle: TaskPoolHandle };
 }
 
 /** A supervisor spec for several pools (`one_for_one`); at most 32 groups per supervisor (S7-10). */
