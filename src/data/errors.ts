@@ -32,6 +32,8 @@ export const DataErrorCode = {
   TransactionState: 'DB_TRANSACTION_STATE',
   OutsideTransaction: 'DB_OUTSIDE_TRANSACTION',
   ReadTooLong: 'DB_READ_TOO_LONG',
+  DatabaseNotRouted: 'DB_DATABASE_NOT_ROUTED',
+  TenantPoolsExhausted: 'DB_TENANT_POOLS_EXHAUSTED',
   SessionStateRefused: 'DB_SESSION_STATE_REFUSED',
   KvCapExceeded: 'KV_CAP_EXCEEDED',
   KvInvalidArgument: 'KV_INVALID_ARGUMENT',
@@ -334,4 +336,19 @@ export class ReadTooLong extends dbErrorClass(DataErrorCode.ReadTooLong, false, 
 export class SessionStateRefused extends dbErrorClass(DataErrorCode.SessionStateRefused, false, (statement: string, where = 'a shared connection') => ({
   message: `${statement} changes session state, which would leak to the next caller of ${where}: run it inside db.session(fn), which pins one connection and resets it afterwards (SET LOCAL / set_config(..., true) / pg_advisory_xact_lock inside a transaction are fine)`,
   fields: { statement },
+})) {}
+
+/**
+ * A call's `ctx.database` names another database than the one this handle serves: without a router it
+ * would have run on the wrong database. Route tenants with `openTenantDatabases`.
+ */
+export class DatabaseNotRouted extends dbErrorClass(DataErrorCode.DatabaseNotRouted, false, (requested: string, served: string) => ({
+  message: `ctx.database '${requested.slice(0, 100)}' asks for another database than this handle's ('${served}'): open per-tenant pools with openTenantDatabases`,
+  fields: { requested: requested.slice(0, 100), served },
+})) {}
+
+/** Every open tenant pool is busy and `maxOpen` is reached: none can be closed to open another. */
+export class TenantPoolsExhausted extends dbErrorClass(DataErrorCode.TenantPoolsExhausted, true, (maxOpen: number, requested: string) => ({
+  message: `tenants.maxOpen: all ${maxOpen} tenant pools are in use, so none can be closed to open '${requested.slice(0, 100)}'`,
+  fields: { maxOpen, requested: requested.slice(0, 100) },
 })) {}

@@ -21,6 +21,7 @@ import type {
   Transaction,
   TransactionOptions,
 } from './database.js';
+import { otherDatabase } from './tenants.js';
 import { InvalidDataConfig, SessionStateRefused } from './errors.js';
 import { connectPostgres, PgConnection, resolvePgConfig, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
 import { Pool, type ReadyOptions } from './pool.js';
@@ -85,7 +86,7 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
   const poolConfig: PoolConfig = { min, max, acquireTimeoutMs, maxWaiters, idleTimeoutMs, maxLifetimeMs, probeAfterIdleMs, reconnectInitialMs, reconnectMaxMs, reapIntervalMs };
   // Up front, so a bad field is named now rather than surfacing as a failed connection later.
   resolvePoolConfig(poolConfig);
-  resolvePgConfig(pg);
+  const { database } = resolvePgConfig(pg);
   const opened = new Map<string, PgConnection>();
   const supervisor = await Supervisor.start(
     system,
@@ -125,7 +126,7 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
       return conn;
     },
   });
-  const db = new PostgresDatabase(system, pool, supervisor, logger);
+  const db = new PostgresDatabase(system, pool, supervisor, logger, database);
   try {
     await pool.start(ctx);
   } catch (error) {
@@ -146,11 +147,15 @@ export class PostgresDatabase implements Database {
     /** The supervisor of this pool's connection actors. */
     readonly supervisor: Ref,
     logger: Logger | undefined,
+    /** The database this pool serves: a call whose `ctx.database` names another is refused (DatabaseNotRouted). */
+    readonly database: string,
   ) {
     this.#listener = new PostgresListener(pool, logger);
   }
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
+    const elsewhere = otherDatabase(ctx, this.database);
+    if (elsewhere !== undefined) return Promise.reject(elsewhere);
     // Session state would stay on the shared connection for whoever runs on it next (04 BP-2).
     const stateful = sessionStateOf(sql);
     if (stateful !== undefined) return Promise.reject(new SessionStateRefused(stateful));
@@ -176,7 +181,7 @@ export class PostgresDatabase implements Database {
 
   /** A cursor pins one connection until the loop ends. */
   async *stream<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: StreamOptions): AsyncGenerator<R, void, undefined> {
-    const lease = await this.pool.acquire(ctx);
+    const lease = await this.#acquire(ctx);
     try {
       yield* lease.conn.stream<R>(sql, params, ctx, options);
     } finally {
@@ -185,7 +190,15 @@ export class PostgresDatabase implements Database {
   }
 
   ping(ctx?: DataContext): Promise<void> {
+    const elsewhere = otherDatabase(ctx, this.database);
+    if (elsewhere !== undefined) return Promise.reject(elsewhere);
     return this.pool.run(ctx, (c) => c.ping(ctx));
+  }
+
+  /** A checkout for a call's own connection, refused when its `ctx.database` names another database. */
+  #acquire(ctx: DataContext | undefined): ReturnType<Pool<PgConnection>['acquire']> {
+    const elsewhere = otherDatabase(ctx, this.database);
+    return elsewhere === undefined ? this.pool.acquire(ctx) : Promise.reject(elsewhere);
   }
 
   /** Every execute issued at once on one leased connection inside a transaction: the connection pipelines them. */
@@ -199,7 +212,7 @@ export class PostgresDatabase implements Database {
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const refused = refusedInOwnTransaction(this, 'a write transaction', () => options.readOnly !== true);
     if (refused !== undefined) throw refused;
-    const lease = await this.pool.acquire(options.ctx);
+    const lease = await this.#acquire(options.ctx);
     try {
       return await runTransaction(lease.conn, POOLED_DIALECT, (tx) => inTransactionOf(this, () => fn(tx)), options);
     } finally {
@@ -216,7 +229,7 @@ export class PostgresDatabase implements Database {
    * (a lost connection, say) the connection is closed instead and the pool opens a fresh one.
    */
   async session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
-    const lease = await this.pool.acquire(ctx);
+    const lease = await this.#acquire(ctx);
     try {
       return await fn(lease.conn);
     } finally {
@@ -240,7 +253,7 @@ export class PostgresDatabase implements Database {
 
   /** COPY ... FROM STDIN: write rows to the stream; the connection is pinned until it finishes. */
   async copyFrom(sql: string, ctx?: DataContext): Promise<CopyInStream> {
-    const lease = await this.pool.acquire(ctx);
+    const lease = await this.#acquire(ctx);
     const stream = lease.conn.copyFrom(sql, ctx);
     stream.once('close', () => lease.release());
     return stream;
@@ -248,7 +261,7 @@ export class PostgresDatabase implements Database {
 
   /** COPY ... TO STDOUT as a readable stream; the connection is pinned until it ends. */
   async copyTo(sql: string, ctx?: DataContext): Promise<CopyOutStream> {
-    const lease = await this.pool.acquire(ctx);
+    const lease = await this.#acquire(ctx);
     const stream = lease.conn.copyTo(sql, ctx);
     stream.once('close', () => lease.release());
     return stream;

@@ -13,10 +13,12 @@
  *   capped by maxReadMs so that WAL checkpoints can always complete.
  * - `session`: the writer pinned through the gate for the function's duration.
  */
+import { basename } from 'node:path';
 import type { ActorRuntime } from '../../actors/index.js';
 import type { DataContext } from '../context.js';
 import type { Database, DatabaseHealth, ManyTotals, PreparedStatement, Queryable, QueryManyOptions, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
-import { ConnectionLost, SessionStateRefused } from '../errors.js';
+import { ConnectionLost, SessionStateRefused, type DatabaseNotRouted } from '../errors.js';
+import { otherDatabase } from '../tenants.js';
 import { runTransaction, SQLITE_DIALECT, type TransactionDialect } from '../transaction.js';
 import { inTransactionOf, refusedInOwnTransaction } from '../transaction-scope.js';
 import type { Result, Row, Value } from '../values.js';
@@ -102,6 +104,10 @@ export class SqliteDatabase implements Database {
   // ---- statements ----------------------------------------------------------------------------
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
+    if (ctx?.database !== undefined) {
+      const elsewhere = this.#elsewhere(ctx);
+      if (elsewhere !== undefined) return Promise.reject(elsewhere);
+    }
     // The engine's promise records a failure's caller stack itself (rejectAtCaller), at no cost until one fails.
     const reader = this.#readerFor(sql);
     if (reader !== undefined) return this.#engine.query<R>(reader.channel, UNBOUND, 'read', sql, params, ctx, options, this.#refused);
@@ -169,6 +175,8 @@ export class SqliteDatabase implements Database {
   }
 
   async *#stream<R extends Row>(sql: string, params: readonly Value[] | undefined, ctx: DataContext | undefined, options: StreamOptions | undefined): AsyncGenerator<R, void, undefined> {
+    const elsewhere = this.#elsewhere(ctx);
+    if (elsewhere !== undefined) throw elsewhere;
     if (this.#engine.closed) throw this.#engine.closedError();
     const reader = this.#readerFor(sql) === undefined ? undefined : this.#pinReader();
     if (reader !== undefined) {
@@ -187,7 +195,19 @@ export class SqliteDatabase implements Database {
     yield* this.#streamOnWriter<R>(sql, params, ctx, options);
   }
 
+  /**
+   * A `ctx.database` naming another database than this one (its name, its file's path, or the file's
+   * name without extension) is refused: without a tenant router it would run here.
+   */
+  #elsewhere(ctx: DataContext | undefined): DatabaseNotRouted | undefined {
+    if (ctx?.database === undefined) return undefined;
+    const base = basename(this.file);
+    return otherDatabase(ctx, this.name, [this.file, base, base.replace(/\.[^.]*$/, '')]);
+  }
+
   async ping(ctx?: DataContext): Promise<void> {
+    const elsewhere = this.#elsewhere(ctx);
+    if (elsewhere !== undefined) throw elsewhere;
     if (this.#failure !== undefined) throw new ConnectionLost(`sqlite ${this.name}: its supervisor gave up`);
     const channels = [this.#writer, ...this.#readers.filter((reader) => reader.channel.attached).map((reader) => reader.channel)];
     await Promise.all(channels.map((channel) => this.#engine.ping(channel, UNBOUND, ctx)));
@@ -196,6 +216,8 @@ export class SqliteDatabase implements Database {
   // ---- pinned work ---------------------------------------------------------------------------
 
   transaction<T>(fn: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const elsewhere = this.#elsewhere(options.ctx);
+    if (elsewhere !== undefined) return Promise.reject(elsewhere);
     if (options.readOnly === true) {
       const reader = this.#pinReader();
       if (reader !== undefined) return this.#onReader(reader, (conn) => runTransaction(conn, READ_DIALECT, fn, options));
@@ -210,10 +232,14 @@ export class SqliteDatabase implements Database {
   queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions & { readonly results?: true }): Promise<Result<R>[]>;
   queryMany(sql: string, rows: readonly (readonly Value[])[], ctx: DataContext | undefined, options: QueryManyOptions & { readonly results: false }): Promise<ManyTotals>;
   queryMany<R extends Row = Row>(sql: string, rows: readonly (readonly Value[])[], ctx?: DataContext, options?: QueryManyOptions): Promise<Result<R>[] | ManyTotals> {
+    const elsewhere = this.#elsewhere(ctx);
+    if (elsewhere !== undefined) return Promise.reject(elsewhere);
     return this.#onWriter(ctx, false, 'transaction', (conn) => runTransaction(conn, SQLITE_DIALECT, () => conn.queryMany<R>(sql, rows, ctx, options), { ctx }));
   }
 
   session<T>(fn: (session: Queryable) => Promise<T>, ctx?: DataContext): Promise<T> {
+    const elsewhere = this.#elsewhere(ctx);
+    if (elsewhere !== undefined) return Promise.reject(elsewhere);
     const refused = refusedInOwnTransaction(this, 'a session');
     if (refused !== undefined) return Promise.reject(refused);
     return this.#onWriter(ctx, false, 'autocommit', async (conn) => {
