@@ -49,3 +49,4 @@ export {
   type GroupEvent,
   type ClusterTopicStats,
 } from './nodes/index.js';
+export * from './nodes/discovery/index.js';

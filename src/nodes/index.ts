@@ -27,3 +27,4 @@ export { startGroups, ProcessGroups, GROUPS_NAME, type GroupEvent, type GroupsOp
 export { startClusterTopics, ClusterTopics, TOPICS_NAME, type ClusterTopicStats } from './cluster-topics.js';
 export { ClusterErrorCode, GlobalNameTaken, GlobalNameNotFound, InvalidClusterArgument, ClusterLimitReached } from './cluster-errors.js';
 export { clusterMetrics, ClusterMetrics } from './cluster-metrics.js';
+export * from './discovery/index.js';
