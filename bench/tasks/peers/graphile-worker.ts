@@ -1,12 +1,15 @@
 /**
- * graphile-worker 0.17 (0.18 needs Node 22) on the bench database. Enqueue with `addJobs` in
- * batches; process with one runner at `concurrency`, with the local queue (jobs fetched and locked
- * in batches) and batched completions its performance docs recommend; LISTEN/NOTIFY wakes an idle
- * runner. A fresh task identifier per round keeps rounds apart.
+ * graphile-worker 0.17 (0.18 needs Node 22) on the bench database. Bulk enqueue with `addJobs`;
+ * process with one runner at `concurrency`, with the local queue (jobs fetched and locked in
+ * batches) and batched completions its performance docs recommend; LISTEN/NOTIFY wakes an idle
+ * runner. With batched completions, `job:success` comes before the job's row is deleted, so once
+ * every task sent it the suite also waits until the store holds none of this round's jobs. A fresh
+ * task identifier per round keeps rounds apart.
  */
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import type { BenchServer } from '../../data/server.js';
-import { inBatches, latencyWith, processWith, type TaskContender, type WorkerControl } from '../contender.js';
+import type { TaskContender, WorkerControl } from '../contender.js';
+import { postgresDurability } from '../durability.js';
 
 const LOCAL_QUEUE_SIZE = 500;
 const COMPLETE_BATCH_DELAY_MS = 1;
@@ -18,34 +21,44 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
   const identifier = (): string => `noop_${round}`;
   const connectionString = (): string => `postgres://${pg!.user}@${pg!.host}:${pg!.port}/${pg!.database}`;
 
-  const runners = (concurrency: number): WorkerControl<Runner> => ({
-    start: (handled) =>
-      run({
+  const workers = (concurrency: number): WorkerControl<Runner> => ({
+    async start(events) {
+      const runner = await run({
         connectionString: connectionString(),
         concurrency,
         noHandleSignals: true,
         pollInterval: 2_000,
         logger: silent,
         maxPoolSize: concurrency + 2,
-        taskList: { [identifier()]: async (payload) => handled((payload as { seq: number }).seq) },
+        taskList: { [identifier()]: async (payload) => events.started((payload as { seq: number }).seq) },
         preset: { worker: { localQueue: { size: LOCAL_QUEUE_SIZE }, completeJobBatchDelay: COMPLETE_BATCH_DELAY_MS } },
-      }),
+      });
+      runner.events.on('job:success', () => events.completed());
+      return runner;
+    },
     stop: (runner) => runner.stop(),
   });
 
   return {
     impl: 'graphile-worker',
+    completion: "'job:success', then no job of the round left in graphile_worker.jobs",
     async open() {
       if (pg === undefined) throw new Error('postgres unavailable');
       utils = await makeWorkerUtils({ connectionString: connectionString(), logger: silent });
       await utils.migrate();
     },
+    durability: () => postgresDurability(pg!),
     async reset() {
       round++;
     },
-    enqueue: (n) => inBatches(n, (seqs) => utils!.addJobs(seqs.map((seq) => ({ identifier: identifier(), payload: { seq } })))),
-    process: (n, concurrency) => processWith(n, runners(concurrency)),
-    latency: (samples, concurrency) => latencyWith(samples, runners(concurrency), async (seq) => void (await utils!.addJob(identifier(), { seq }))),
+    enqueueBulk: async (seqs) => void (await utils!.addJobs(seqs.map((seq) => ({ identifier: identifier(), payload: { seq } })))),
+    enqueueOne: async (seq) => void (await utils!.addJob(identifier(), { seq })),
+    workers,
+    allRecorded: () =>
+      utils!.withPgClient(async (client) => {
+        const { rows } = await client.query<{ left: string }>('SELECT count(*) AS left FROM graphile_worker.jobs WHERE task_identifier = $1', [identifier()]);
+        return Number(rows[0]!.left) === 0;
+      }),
     async close() {
       await utils?.release();
       utils = undefined;
