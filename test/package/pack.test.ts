@@ -128,6 +128,20 @@ describe('the packed package, installed into a fresh app', () => {
     expect(format).toMatchObject({ code: 0, stdout: 'function\n' });
   });
 
+  it('thread and process hosts load a TypeScript handlers module of an app run under tsx (built form)', async () => {
+    // Node 20 runs none of the parent's --import preloads in a worker: without the host replaying
+    // the app's loader, the thread host fails with 'Unknown file extension ".mts"'.
+    const code = join(app, 'ts-app');
+    mkdirSync(code);
+    writeFileSync(join(code, 'package.json'), JSON.stringify({ type: 'module' }));
+    for (const file of ['app.mts', 'handlers.mts']) cpSync(join(projectRoot, 'test', 'bus', 'tasks', 'fixtures', 'ts-app', file), join(code, file));
+    const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+    const data = mkdtempSync(join(dir, 'ts-app-data-'));
+    const result = await run(process.execPath, ['--import', pathToFileURL(tsx).href, 'app.mts', data], code);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('thread succeeded\nprocess succeeded\n');
+  });
+
   it('molo --version runs from the installed bin', async () => {
     const version = await run(join(app, 'node_modules', '.bin', 'molo'), ['--version'], app);
     expect(version).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });

@@ -1,17 +1,16 @@
 /**
  * Starting a host (a worker thread or a child process) and carrying bytes to and from it. The host
- * runs `host-main`; from source (tsx, vitest) it is a .ts file, so the host loads tsx first.
+ * runs `host-main`; from source (tsx, vitest) it is a .ts file, so the host loads tsx first, and a
+ * thread host replays the app's own loaders (host-loaders.ts).
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { Socket } from 'node:net';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { ShutdownWith } from '../exit.js';
 import { signalGroup, spawnInGroup } from '../os/process-group.js';
 import { FrameLink, type LinkLimits } from './frame-link.js';
+import { ownTsxImport, THREAD_BOOT, threadPreloads } from './host-loaders.js';
 import { channelLimits } from './limits.js';
 
 /** Where a placed actor runs: the main event loop, a worker thread, or a child process. */
@@ -59,32 +58,6 @@ export interface HostChannel {
 const fromSource = import.meta.url.endsWith('.ts');
 const entryUrl = new URL(`./host-main.${fromSource ? 'ts' : 'js'}`, import.meta.url);
 
-/** tsx's `--import` loader and its register API, when the host entry is TypeScript (from source). */
-function tsxModule(specifier: 'tsx' | 'tsx/esm/api'): string | undefined {
-  if (!fromSource) return undefined;
-  const require = createRequire(import.meta.url);
-  if (specifier === 'tsx') return pathToFileURL(require.resolve('tsx')).href;
-  // The ESM build of the API (require.resolve would give the CommonJS one): read from tsx's exports.
-  const manifest = require.resolve('tsx/package.json');
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
-    exports: Record<string, { import?: { default?: string } }>;
-  };
-  const target = exports['./esm/api']?.import?.default ?? './dist/esm/api/index.mjs';
-  return pathToFileURL(join(dirname(manifest), target)).href;
-}
-
-/**
- * A worker's execArgv cannot register module hooks before its entry loads, so from source the
- * worker starts from this script, which registers tsx's hooks and then imports the entry.
- */
-const THREAD_BOOT = `
-const { workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.loader) (await import(workerData.loader)).register();
-  await import(workerData.entry);
-})().catch((error) => setImmediate(() => { throw error; }));
-`;
-
 export function startHost(init: HostInit, events: HostEvents): HostChannel {
   return init.placement === 'thread' ? startThread(init, events) : startProcess(init, events);
 }
@@ -99,12 +72,12 @@ const maxBatchBytes = (limits: LinkLimits): number => limits.budgetBytes + 8;
  * ends the host. (A clone posted on the port has been copied here by then: at most one.)
  */
 function startThread(init: HostInit, events: HostEvents): HostChannel {
-  const loader = tsxModule('tsx/esm/api');
+  const preloads = threadPreloads();
   const { port1: port, port2: hostPort } = new MessageChannel();
-  const workerData = { init, entry: entryUrl.href, loader, port: hostPort };
+  const workerData = { init, entry: entryUrl.href, preloads, port: hostPort };
   const resourceLimits = init.maxHeapMb === undefined ? undefined : { maxOldGenerationSizeMb: init.maxHeapMb };
   const options = { workerData, resourceLimits, transferList: [hostPort] };
-  const worker = loader === undefined ? new Worker(entryUrl, options) : new Worker(THREAD_BOOT, { ...options, eval: true });
+  const worker = preloads.length === 0 ? new Worker(entryUrl, options) : new Worker(THREAD_BOOT, { ...options, eval: true });
   const limits = channelLimits(init.payloadLimitBytes);
   const cut = (why: string): void => {
     link.close();
@@ -154,7 +127,7 @@ function startThread(init: HostInit, events: HostEvents): HostChannel {
  * dying, ends it.
  */
 function startProcess(init: HostInit, events: HostEvents): HostChannel {
-  const loader = tsxModule('tsx');
+  const loader = ownTsxImport();
   const execArgv =
     loader === undefined || process.execArgv.some((arg) => arg.includes('tsx'))
       ? [...process.execArgv]
