@@ -23,6 +23,7 @@ export const BusErrorCode = {
   TaskHandlerFailed: 'TASK_HANDLER_FAILED',
   UnknownTaskHandler: 'TASK_HANDLER_NOT_FOUND',
   PermanentTaskFailure: 'TASK_PERMANENT_FAILURE',
+  TaskResultInvalid: 'TASK_RESULT_INVALID',
   ScheduleNotFound: 'SCHEDULE_NOT_FOUND',
   SchedulerClosed: 'SCHEDULE_SCHEDULER_CLOSED',
   InvalidSchedule: 'SCHEDULE_INVALID',

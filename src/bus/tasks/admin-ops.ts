@@ -14,12 +14,13 @@ import { envelopeOf, type Change, type OpsContext } from './lease-ops.js';
 import { TASK_STATES, type TaskEventType, type TaskState } from './lifecycle.js';
 import { whole, type ResolvedTaskQueueConfig } from './queue-config.js';
 import { isPaused } from './queue-ops.js';
+import { hydrateValues, valuesOf, VALUE_COLUMNS } from './result-ops.js';
 import { enforceDeadLetterCaps } from './settle-ops.js';
 import { ACTIVE, DEAD_LETTERED, historyLine, parseHistory, REDRIVABLE, REDRIVEN, sqlStates, walk } from './transitions.js';
 
 /** History longer than this comes back from multi-row reads as NULL and is read on its own (see envelope-store.ts). */
 const RETURN_HISTORY_CHARS = 4 * 1024;
-const COLUMNS = `id, queue, state, priority, run_after, lease_until, attempts, max_retries, ${ENVELOPE_COLUMNS},
+const COLUMNS = `id, queue, state, priority, run_after, lease_until, attempts, max_retries, ${ENVELOPE_COLUMNS}, ${VALUE_COLUMNS},
   CASE WHEN length(history) <= ${RETURN_HISTORY_CHARS} THEN history END AS history`;
 /** Rows per read statement: 40 × 3 × (2 KiB + 4 KiB) stays inside the SQLite frame budget. */
 const ROWS_PER_PAGE = 40;
@@ -36,6 +37,7 @@ function recordOf(row: Row): TaskRecord {
     runAfter: toNumber(row.run_after),
     leaseUntil: row.lease_until === null || row.lease_until === undefined ? null : toNumber(row.lease_until),
     history: parseHistory(String(row.history)),
+    ...valuesOf(row),
   };
 }
 
@@ -108,6 +110,7 @@ export class AdminOps {
       const { rows: found } = await this.db.query(this.c.sql(`SELECT history FROM ${this.c.tables.tasks} WHERE id = $1::text`), [String(row.id)]);
       (row as Record<string, unknown>).history = found[0]?.history ?? '';
     }
+    await hydrateValues(this.db, this.c, rows as Record<string, unknown>[]);
   }
 
   async deadLetters(queue: string, options: { readonly limit?: number; readonly after?: string }): Promise<TaskDeadLetter[]> {

@@ -81,6 +81,10 @@ export interface TaskRecord {
   readonly leaseUntil: number | null;
   /** The last entries of its history, newest last (at most 50). */
   readonly history: readonly TaskHistoryEntry[];
+  /** What its handler returned, once it succeeded (absent when the handler returned nothing). */
+  readonly result?: JsonValue;
+  /** The last value its handler reported with `progress` (kept after the run ends). */
+  readonly progress?: JsonValue;
 }
 
 /** A task a worker took: settle it with `settle` before `leaseUntil`, or renew with `heartbeat`. */
@@ -94,7 +98,8 @@ export interface LeasedTask {
 }
 
 export type TaskOutcome =
-  | { readonly kind: 'succeeded' }
+  /** `result`: the handler's return value as JSON text, stored with the task (TaskRecord.result). */
+  | { readonly kind: 'succeeded'; readonly result?: string }
   | { readonly kind: 'failed'; readonly reason: TaskFailureReason; readonly detail?: string; readonly permanent?: boolean }
   /** Shutdown gave it back unrun or unfinished (R7-9). */
   | { readonly kind: 'released' };
@@ -103,6 +108,13 @@ export interface TaskSettlement {
   readonly id: string;
   readonly leaseToken: number;
   readonly outcome: TaskOutcome;
+}
+
+/** A running task's latest progress (`TaskContext.progress`), as JSON text, for the lease it was reported under. */
+export interface TaskProgressUpdate {
+  readonly id: string;
+  readonly leaseToken: number;
+  readonly progress: string;
 }
 
 export interface TaskQueueInfo {
@@ -161,6 +173,8 @@ export interface TaskQueue {
   settle(queue: string, settlements: readonly TaskSettlement[]): Promise<void>;
   /** Returns expired leases to `queued` (attempts + 1) or to the DLQ; resolves with how many. */
   expireLeases(queue?: string): Promise<number>;
+  /** Stores progress of taken tasks (the last of an id wins); an update whose lease moved on is skipped. */
+  reportProgress(queue: string, updates: readonly TaskProgressUpdate[]): Promise<void>;
   get(id: string): Promise<TaskRecord | undefined>;
   list(queue: string, options?: TaskListOptions): Promise<TaskRecord[]>;
   /** Queued or failed-retryable: cancelled at once. Running: cancelled, and its worker's next heartbeat aborts the handler. */
@@ -190,6 +204,13 @@ export interface TaskContext {
   readonly task: TaskEnvelope;
   /** Aborted at the soft timeout, on cancel, and at the shutdown deadline. */
   readonly signal: AbortSignal;
+  /**
+   * Reports how far the run is (a percentage, or any JSON up to 4 Ki characters): stored with the
+   * task, where `get` and the admin surface read it, the latest value winning. Writes are coalesced
+   * (at most one per task per write the pool makes), so calling it often is cheap. Throws
+   * TaskResultInvalid on a value that is not JSON or is too long.
+   */
+  progress(value: JsonValue): void;
 }
 
 export type TaskHandler = (payload: JsonValue, context: TaskContext) => unknown;
@@ -221,9 +242,11 @@ export interface TaskExecutor {
    * Runs the handler named by `task.name`. Aborts its signal at `task.timeout_soft_ms` or when
    * `signal` aborts; at `task.timeout_hard_ms` rejects with TaskHardTimeout (a thread or process
    * host is terminated and a fresh one started). Rejects with UnknownTaskHandler for a name the
-   * handlers lack; a non-Error thrown by a handler is wrapped in TaskHandlerFailed.
+   * handlers lack; a non-Error thrown by a handler is wrapped in TaskHandlerFailed. Resolves with
+   * the handler's return value as JSON text (undefined when it returned nothing); `progress` hears
+   * the run's progress values, as JSON text.
    */
-  run(task: TaskEnvelope, signal: AbortSignal): Promise<void>;
+  run(task: TaskEnvelope, signal: AbortSignal, progress?: (json: string) => void): Promise<string | undefined>;
   /**
    * Resolves with the handler names once the handlers are loaded (a `thread` or `process` host has
    * imported its module); rejects with the cause when the module is unusable.

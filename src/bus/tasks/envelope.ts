@@ -64,6 +64,10 @@ export const TASK_CAPS = Object.freeze({
   maxTimeoutMs: 24 * 60 * 60 * 1_000,
   maxNameLength: 255,
   maxIdempotencyKeyLength: 255,
+  /** Characters of a handler's return value as JSON, stored with the task (a larger output belongs in storage of its own). */
+  maxResultChars: 64 * 1024,
+  /** Characters of a progress value as JSON. */
+  maxProgressChars: 4 * 1024,
 });
 
 const NAME = /^[A-Za-z0-9_.:-]+$/;

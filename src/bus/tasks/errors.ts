@@ -51,6 +51,15 @@ export class PermanentTaskFailure extends codedError(BusErrorCode.PermanentTaskF
   options,
 })) {}
 
+/**
+ * A handler's return value (or a progress value) that cannot be stored: not JSON (a BigInt, a cycle)
+ * or longer than its cap. The run fails permanently: running it again would return the same.
+ */
+export class TaskResultInvalid extends codedError(BusErrorCode.TaskResultInvalid, (taskName: string, problem: string) => ({
+  message: `task handler '${taskName}': ${problem}`,
+  fields: { taskName, problem },
+})) {}
+
 /** No task with this id in the queue (or it was swept after its retention). */
 export class TaskNotFound extends codedError(BusErrorCode.TaskNotFound, (taskId: string) => ({
   message: `no task with id ${JSON.stringify(taskId)}`,

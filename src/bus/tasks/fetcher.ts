@@ -18,7 +18,7 @@ import { exponentialBackoff } from '../../actors/backoff.js';
 import type { DownMessage, MonitorRef, Ref } from '../../actors/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { RuntimeTracer, type TelemetrySpan } from '../../telemetry/index.js';
-import type { LeasedTask, TaskOutcome, TaskSettlement } from './api.js';
+import type { LeasedTask, TaskOutcome, TaskProgressUpdate, TaskSettlement } from './api.js';
 import type { TaskTelemetry } from './metrics.js';
 import { BatchFlusher, outcomeOf } from './pool-batches.js';
 import type { TaskPoolHandle } from './pool-handle.js';
@@ -64,6 +64,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
   #buffer: LeasedTask[] = [];
   readonly #settler: BatchFlusher<TaskSettlement>;
   readonly #starter: BatchFlusher<{ id: string; leaseToken: number }>;
+  readonly #progress: BatchFlusher<TaskProgressUpdate>;
   #offGlobal: (() => void) | undefined;
   /** Started, not yet marked running (see MARK_RUNNING_AFTER_MS). */
   readonly #pendingStart = new Map<string, number>();
@@ -85,6 +86,11 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       (batch) => queue.settle(options.queue, batch),
       // Not settled: the leases run out and the tasks run again (at least once).
       (error, tasks) => this.ctx.log.warn({ event: 'task.settle_failed', queue: options.queue, tasks, err: error }, 'task settle failed'),
+    );
+    // Many reports of one task in a batch are one write (the store keeps the latest).
+    this.#progress = new BatchFlusher(
+      (batch) => queue.reportProgress(options.queue, batch),
+      (error) => this.ctx.log.warn({ event: 'task.progress_failed', queue: options.queue, err: error }, 'task progress write failed'),
     );
     // A settle that lands first walks the task through START itself; a late markRunning then finds nothing.
     this.#starter = new BatchFlusher(
@@ -152,6 +158,10 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
   }
 
   #onReport(report: TaskWorkerReport): void {
+    if (report.kind === 'task-progress') {
+      this.#progress.push({ id: report.task.envelope.id, leaseToken: report.task.leaseToken, progress: report.json });
+      return;
+    }
     if (report.kind !== 'task-done') return;
     const { task } = report;
     const entry = this.#workers.get(report.worker.toString());

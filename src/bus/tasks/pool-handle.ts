@@ -12,7 +12,18 @@ import { checkQueueName, whole } from './queue-config.js';
 /** What a worker tells the fetcher. */
 export type TaskWorkerReport =
   | { readonly kind: 'task-worker-join'; readonly worker: Ref }
-  | { readonly kind: 'task-done'; readonly worker: Ref; readonly task: LeasedTask; readonly ok: boolean; readonly error?: unknown; readonly elapsedMs: number };
+  | {
+      readonly kind: 'task-done';
+      readonly worker: Ref;
+      readonly task: LeasedTask;
+      readonly ok: boolean;
+      readonly error?: unknown;
+      readonly elapsedMs: number;
+      /** The handler's return value as JSON text. */
+      readonly result?: string | undefined;
+    }
+  /** The latest progress of a running task, as JSON text. */
+  | { readonly kind: 'task-progress'; readonly task: LeasedTask; readonly json: string };
 
 export const TASK_WORKER_LIMITS = Object.freeze({
   /** S7-10: workers per group (one pool is one group). */

@@ -13,7 +13,7 @@
  * - `<p>_idem`: idempotency keys with their expiry (24 h), per queue.
  * - `<p>_chunks`: envelopes too long for their row, in pieces (see envelope-store.ts).
  */
-import type { Database } from '../../data/index.js';
+import type { Database, Queryable } from '../../data/index.js';
 import { InvalidBusOption } from '../errors.js';
 
 export interface TaskTables {
@@ -47,7 +47,7 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
     `CREATE TABLE IF NOT EXISTS ${t.tasks} (id text PRIMARY KEY, queue text NOT NULL, name text NOT NULL, state text NOT NULL,
       prev_state text, priority ${int} NOT NULL, run_after ${int} NOT NULL, lease_until ${int}, lease_token ${int} NOT NULL DEFAULT 0,
       attempts ${int} NOT NULL, max_retries ${int} NOT NULL, envelope text NOT NULL, history text NOT NULL,
-      reason text, detail text, finished_at ${int}, chunks ${int} NOT NULL DEFAULT 0)`,
+      reason text, detail text, finished_at ${int}, chunks ${int} NOT NULL DEFAULT 0, result text, progress text)`,
     `CREATE TABLE IF NOT EXISTS ${t.chunks} (task_id text NOT NULL, idx ${int} NOT NULL, bytes ${pg ? 'bytea' : 'BLOB'} NOT NULL, PRIMARY KEY (task_id, idx))${noRowid}`,
     // Leasing: the ready rows of a queue in lease order.
     `CREATE INDEX IF NOT EXISTS ${t.tasks}_ready ON ${t.tasks} (queue, priority DESC, id) WHERE state IN ('queued', 'failed-retryable')`,
@@ -62,11 +62,25 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
   ];
 }
 
+/** Tables made before tasks kept their return value and progress get the columns (idempotent). */
+async function addValueColumns(tx: Queryable, backend: 'sqlite' | 'postgres', table: string): Promise<void> {
+  // Read first: an ALTER, even one with nothing to add, takes an exclusive lock that would wait on
+  // (and deadlock with) other instances working on the table. SQLite has no ADD COLUMN IF NOT EXISTS.
+  const { rows } = await tx.query(
+    backend === 'postgres'
+      ? `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${table}'`
+      : `SELECT name FROM pragma_table_info('${table}')`,
+  );
+  const present = new Set(rows.map((row) => String(row.name)));
+  for (const column of ['result', 'progress']) if (!present.has(column)) await tx.query(`ALTER TABLE ${table} ADD COLUMN ${column} text`);
+}
+
 /** Creates the tables if missing; on Postgres under an advisory lock, so two instances opening at once do not race. */
 export async function createTaskTables(db: Database, prefix: string): Promise<void> {
   const tables = taskTablesOf(prefix);
   await db.transaction(async (tx) => {
     if (db.backend === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1::text))', [`molo_tasks:${prefix}`]);
     for (const statement of ddl(db.backend, tables)) await tx.query(statement);
+    await addValueColumns(tx, db.backend, tables.tasks);
   });
 }

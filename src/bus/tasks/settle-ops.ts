@@ -122,16 +122,29 @@ const RUNNING_STATE: TaskState = 'running';
  * the state each row left (as in the lease statement), and the steps are then walked through the
  * table for every row the UPDATE changed. A stale token or a state that is not taken matches no row.
  */
-export async function ackRows(db: Queryable, c: OpsContext, queue: string, acks: readonly { id: string; leaseToken: number }[], now: number): Promise<Change[]> {
+export async function ackRows(
+  db: Queryable,
+  c: OpsContext,
+  queue: string,
+  acks: readonly { id: string; leaseToken: number; result?: string | undefined }[],
+  now: number,
+): Promise<Change[]> {
   const changes: Change[] = [];
-  for (let i = 0; i < acks.length; i += 500) {
-    const part = acks.slice(i, i + 500);
-    const { rows } = await db.query(c.sql(c.backend === 'postgres' ? pgAckText(c) : sqliteAckText(c, part.length)), [
+  // An ack with a result is a statement of its own (the result in the same UPDATE, so a succeeded
+  // task always has it); the others share one per 500.
+  const parts: { acks: typeof acks; result?: string }[] = [];
+  const plain = acks.filter((ack) => ack.result === undefined);
+  for (let i = 0; i < plain.length; i += 500) parts.push({ acks: plain.slice(i, i + 500) });
+  for (const ack of acks) if (ack.result !== undefined) parts.push({ acks: [ack], result: ack.result });
+  for (const { acks: part, result } of parts) {
+    const withResult = result !== undefined;
+    const { rows } = await db.query(c.sql(c.backend === 'postgres' ? pgAckText(c, withResult) : sqliteAckText(c, part.length, withResult)), [
       queue,
       now,
       historyLine(now, RUNNING_STATE),
       historyLine(now, SUCCEEDED),
       ...(c.backend === 'postgres' ? [part.map((ack) => ack.id), part.map((ack) => ack.leaseToken)] : part.flatMap((ack) => [ack.id, ack.leaseToken])),
+      ...(withResult ? [result] : []),
     ]);
     for (const row of rows) {
       const from = String(row.prev_state) as TaskState;
@@ -148,9 +161,9 @@ export async function ackRows(db: Queryable, c: OpsContext, queue: string, acks:
 const ACK_SET = `prev_state = state, state = '${SUCCEEDED}', lease_until = NULL, finished_at = $2::int8,
   history = history || (CASE WHEN state = '${LEASED}' THEN $3::text ELSE '' END) || $4::text`;
 
-function sqliteAckText(c: OpsContext, count: number): string {
+function sqliteAckText(c: OpsContext, count: number, withResult: boolean): string {
   const pairs = Array.from({ length: count }, (_, k) => `($${5 + 2 * k}::text, $${6 + 2 * k}::int8)`).join(', ');
-  return `UPDATE ${c.tables.tasks} SET ${ACK_SET}
+  return `UPDATE ${c.tables.tasks} SET ${ACK_SET}${withResult ? `, result = $${5 + 2 * count}::text` : ''}
     WHERE queue = $1::text AND state IN ${sqlStates(TAKEN)} AND (id, lease_token) IN (VALUES ${pairs}) RETURNING id, prev_state, attempts, max_retries`;
 }
 
@@ -159,8 +172,8 @@ function sqliteAckText(c: OpsContext, count: number): string {
  * planner thought few rows were taken (a table not yet analyzed, or analyzed while none were) it
  * chose a nested loop, every taken row against every pair: 500 acks took over 100 ms, not 4.
  */
-function pgAckText(c: OpsContext): string {
-  return `UPDATE ${c.tables.tasks} AS t SET ${ACK_SET}
+function pgAckText(c: OpsContext, withResult: boolean): string {
+  return `UPDATE ${c.tables.tasks} AS t SET ${ACK_SET}${withResult ? ', result = $7::text' : ''}
     FROM unnest($5::text[], $6::int8[]) AS v(id, lease_token)
     WHERE t.queue = $1::text AND t.state IN ${sqlStates(TAKEN)} AND t.id = v.id AND t.lease_token = v.lease_token
     RETURNING t.id, t.prev_state, t.attempts, t.max_retries`;

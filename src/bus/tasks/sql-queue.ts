@@ -27,6 +27,7 @@ import type {
   TaskQueueConfig,
   TaskQueueEvents,
   TaskQueueInfo,
+  TaskProgressUpdate,
   TaskRecord,
   TaskSettlement,
 } from './api.js';
@@ -39,6 +40,7 @@ import type { TaskState } from './lifecycle.js';
 import { TaskTelemetry } from './metrics.js';
 import { checkQueueName, resolveQueueConfig, TASK_QUEUE_LIMITS, whole, type ResolvedTaskQueueConfig } from './queue-config.js';
 import { checkTaskPrefix, createTaskTables, DEFAULT_TASK_PREFIX, taskTablesOf, type TaskTables } from './schema.js';
+import { checkSettlementResults, writeProgress } from './result-ops.js';
 import { ackRows, enforceDeadLetterCaps, expireRows, settleRows, type SettleContext, type SettleResult } from './settle-ops.js';
 
 export interface SqlTaskQueueOptions {
@@ -285,15 +287,23 @@ export class SqlTaskQueue implements TaskQueue {
     return renewLeases(this.#db, this.#ops, queue, tasks, this.#now() + config.leaseMs);
   }
 
+  async reportProgress(queue: string, updates: readonly TaskProgressUpdate[]): Promise<void> {
+    this.#open();
+    await this.#config(queue);
+    if (updates.length > TASK_QUEUE_LIMITS.maxBatch) throw new InvalidBusOption('tasks.maxBatch', `reportProgress takes at most ${TASK_QUEUE_LIMITS.maxBatch} updates`);
+    await writeProgress(this.#db, this.#ops, queue, updates);
+  }
+
   async settle(queue: string, settlements: readonly TaskSettlement[]): Promise<void> {
     this.#open();
     const config = await this.#config(queue);
     if (settlements.length === 0) return;
     if (settlements.length > TASK_QUEUE_LIMITS.maxBatch) throw new InvalidBusOption('tasks.maxBatch', `settle takes at most ${TASK_QUEUE_LIMITS.maxBatch} tasks`);
+    checkSettlementResults(settlements);
     const now = this.#now();
     const acks = settlements.filter((s) => s.outcome.kind === 'succeeded');
     const rest = acks.length === settlements.length ? [] : settlements.filter((s) => s.outcome.kind !== 'succeeded');
-    if (acks.length > 0) this.#report(await ackRows(this.#db, this.#ops, queue, acks, now));
+    if (acks.length > 0) this.#report(await ackRows(this.#db, this.#ops, queue, acks.map(ackOf), now));
     if (rest.length === 0) return;
     const [result, evicted] = await this.#db.transaction(async (tx) => {
       const settled = await settleRows(tx, this.#ops, queue, config, rest, now);
@@ -418,4 +428,11 @@ export class SqlTaskQueue implements TaskQueue {
   #report(changes: readonly Change[]): void {
     for (const change of changes) this.telemetry.transition(change.queue, change.id, change.from, change.to, change.reason);
   }
+}
+
+/** A succeeded settlement as an ack, with its result when it has one. */
+function ackOf(settlement: TaskSettlement): { id: string; leaseToken: number; result?: string } {
+  const { outcome } = settlement;
+  const result = outcome.kind === 'succeeded' ? outcome.result : undefined;
+  return result === undefined ? { id: settlement.id, leaseToken: settlement.leaseToken } : { id: settlement.id, leaseToken: settlement.leaseToken, result };
 }

@@ -10,6 +10,7 @@ import type { Ref } from '../../actors/index.js';
 import { GenServer } from '../../behaviours/index.js';
 import type { LeasedTask, TaskExecutor } from './api.js';
 import { createExecutor } from './executors/index.js';
+import type { HostProgress } from './executors/host-protocol.js';
 import type { TaskPoolHandle, TaskWorkerReport } from './pool-handle.js';
 
 export type { TaskWorkerReport };
@@ -23,6 +24,7 @@ export const TASK_WORKER_BEHAVIOUR = 'TaskWorkerServer';
 
 interface Run {
   readonly controller: AbortController;
+  readonly task: LeasedTask;
 }
 
 export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | readonly string[], TaskWorkerCast> {
@@ -38,7 +40,7 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
   }
 
   override init(): void {
-    this.#executor = createExecutor(this.ctx.system, this.pool.executor);
+    this.#executor = createExecutor(this.ctx.system, this.pool.executor, this.self);
     const fetcher = this.pool.fetcher;
     if (fetcher !== undefined) this.ctx.send(fetcher, { kind: 'task-worker-join', worker: this.self } satisfies TaskWorkerReport);
   }
@@ -70,20 +72,28 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
     if (alone) this.#controller = controller;
     const started = performance.now();
     const id = task.envelope.id;
-    this.#runs.set(id, { controller });
-    this.#executor!.run(task.envelope, controller.signal).then(
-      () => this.#report(task, true, undefined, started),
+    this.#runs.set(id, { controller, task });
+    this.#executor!.run(task.envelope, controller.signal, (json) => this.pool.report({ kind: 'task-progress', task, json })).then(
+      (result) => this.#report(task, true, undefined, started, result),
       (error: unknown) => {
         if (this.#controller === controller) this.#controller = undefined;
-        this.#report(task, false, error ?? new Error('handler failed'), started);
+        this.#report(task, false, error ?? new Error('handler failed'), started, undefined);
       },
     );
   }
 
-  #report(task: LeasedTask, ok: boolean, error: unknown, started: number): void {
+  /** Progress from a thread or process host (HostProgress), for a run still going here. */
+  override handleInfo(message: unknown): void {
+    const progress = message as Partial<HostProgress> | null;
+    if (progress?.kind !== 'task-host-progress' || typeof progress.id !== 'string' || typeof progress.json !== 'string') return;
+    const run = this.#runs.get(progress.id);
+    if (run !== undefined) this.pool.report({ kind: 'task-progress', task: run.task, json: progress.json });
+  }
+
+  #report(task: LeasedTask, ok: boolean, error: unknown, started: number, result: string | undefined): void {
     this.#runs.delete(task.envelope.id);
     // Straight to the fetcher, not through its mailbox: a fetcher draining in its terminate still hears it.
-    this.pool.report({ kind: 'task-done', worker: this.self, task, ok, error, elapsedMs: performance.now() - started });
+    this.pool.report({ kind: 'task-done', worker: this.self, task, ok, error, elapsedMs: performance.now() - started, result });
     const next = this.#backlog.shift();
     if (next !== undefined && !this.ctx.signal.aborted) this.#start(next);
   }

@@ -46,7 +46,7 @@ describe.each(['thread', 'process'] as const)('a %s executor with prefetch', (pl
   it('a soft timeout or an abort reaches only its own task', async () => {
     await withExecutor(placement, 3, async (executor) => {
       const cancel = new AbortController();
-      const outcome = (run: Promise<void>): Promise<unknown> => run.then(() => 'ok', (error: Error) => error.message);
+      const outcome = (run: Promise<unknown>): Promise<unknown> => run.then(() => 'ok', (error: Error) => error.message);
       const soft = outcome(executor.run(task({ name: 'awaitAbort', timeoutSoftMs: 200 }), never));
       const aborted = outcome(executor.run(task({ name: 'awaitAbort' }), cancel.signal));
       const bystander = outcome(executor.run(task({ name: 'sleep', payload: 600 }), never));
@@ -61,7 +61,7 @@ describe.each(['thread', 'process'] as const)('a %s executor with prefetch', (pl
       await sleep(100);
       const waiting = executor.run(task({ name: 'hang' }), never);
       const spin = executor.run(task({ name: 'spin', timeoutSoftMs: 200, timeoutHardMs: 1_000 }), never);
-      const caught = (run: Promise<void>): Promise<unknown> => run.then(() => 'ok', (error: unknown) => error);
+      const caught = (run: Promise<unknown>): Promise<unknown> => run.then(() => 'ok', (error: unknown) => error);
       const [first, second, third] = await Promise.all([caught(done), caught(waiting), caught(spin)]);
       expect(third).toBeInstanceOf(TaskHardTimeout);
       expect(first).toBeInstanceOf(CalleeExited);

@@ -1,13 +1,13 @@
 // Executors by placement.
 import { InvalidBusOption } from '../../errors.js';
-import type { ActorRuntime } from '../../../actors/index.js';
+import type { ActorRuntime, Ref } from '../../../actors/index.js';
 import type { ExecutorSpec, TaskExecutor } from '../api.js';
 import { LoopExecutor } from './loop.js';
 import { PlacedExecutor } from './placed.js';
 
 /** A fresh executor for one worker: `thread` and `process` start a host of its own at once. */
-export function createExecutor(system: ActorRuntime, spec: ExecutorSpec): TaskExecutor {
+export function createExecutor(system: ActorRuntime, spec: ExecutorSpec, progressTo?: Ref): TaskExecutor {
   if (spec.placement === 'loop') return new LoopExecutor(spec.handlers);
-  if (spec.placement === 'thread' || spec.placement === 'process') return new PlacedExecutor(system, spec.placement, spec.module, spec.prefetch);
+  if (spec.placement === 'thread' || spec.placement === 'process') return new PlacedExecutor(system, spec.placement, spec.module, spec.prefetch, progressTo);
   throw new InvalidBusOption('executor.placement', `must be loop, thread or process, got ${String((spec as { placement?: unknown }).placement)}`);
 }

@@ -6,24 +6,24 @@
 import type { TaskEnvelope } from '../envelope.js';
 import type { TaskExecutor, TaskHandlers } from '../api.js';
 import { TaskHardTimeout } from '../errors.js';
-import { findHandler, runHandler } from './run-handler.js';
+import { findHandler, runHandler, type ProgressSink } from './run-handler.js';
 
 export class LoopExecutor implements TaskExecutor {
   readonly placement = 'loop' as const;
 
   constructor(private readonly handlers: TaskHandlers) {}
 
-  async run(task: TaskEnvelope, signal: AbortSignal): Promise<void> {
+  async run(task: TaskEnvelope, signal: AbortSignal, progress?: ProgressSink): Promise<string | undefined> {
     const handler = findHandler(this.handlers, task.name);
     let hard: NodeJS.Timeout | undefined;
     try {
       // Started on a later microtask, as before: a handler never runs inside its caller's stack.
-      const run = Promise.resolve().then(() => runHandler(handler, task, signal));
+      const run = Promise.resolve().then(() => runHandler(handler, task, signal, progress));
       const deadline = new Promise<never>((_, reject) => {
         hard = setTimeout(() => reject(new TaskHardTimeout(task.id, task.timeout_hard_ms)), task.timeout_hard_ms);
       });
       run.catch(() => undefined);
-      await Promise.race([run, deadline]);
+      return await Promise.race([run, deadline]);
     } finally {
       clearTimeout(hard);
     }

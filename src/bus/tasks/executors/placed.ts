@@ -22,7 +22,7 @@ import {
 import { InvalidBusOption } from '../../errors.js';
 import type { TaskExecutor } from '../api.js';
 import type { TaskEnvelope } from '../envelope.js';
-import { PermanentTaskFailure, TaskHandlerFailed, TaskHardTimeout, UnknownTaskHandler } from '../errors.js';
+import { PermanentTaskFailure, TaskHandlerFailed, TaskHardTimeout, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
 import { TASK_HOST_LIMIT_BYTES, type DescribeReply, type HostAbort, type HostRequest, type RunReply } from './host-protocol.js';
 
 const HOST_MODULE = new URL(`./task-host.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
@@ -49,6 +49,8 @@ export class PlacedExecutor implements TaskExecutor {
     module: string | URL,
     /** Runs at once (the pool's `prefetch`). */
     readonly prefetch = 1,
+    /** Where the host sends its runs' progress (HostProgress): the worker, which has no other way to hear it. */
+    private readonly progressTo?: Ref,
   ) {
     this.#system = system;
     this.#moduleUrl = moduleHref(module);
@@ -61,23 +63,25 @@ export class PlacedExecutor implements TaskExecutor {
     return [...(await this.#current()).names];
   }
 
-  async run(task: TaskEnvelope, signal: AbortSignal): Promise<void> {
+  /** Progress comes from the host to `progressTo`, not to a callback: a function cannot cross to it. */
+  async run(task: TaskEnvelope, signal: AbortSignal): Promise<string | undefined> {
     if (this.#closed) throw new InvalidBusOption('executor', 'is closed');
     if (this.#running >= this.prefetch) throw new InvalidBusOption('executor', `runs at most ${this.prefetch} task(s) at a time`);
     this.#running++;
     try {
-      await this.#run(task, signal);
+      return await this.#run(task, signal);
     } finally {
       this.#running--;
     }
   }
 
-  async #run(task: TaskEnvelope, signal: AbortSignal): Promise<void> {
+  async #run(task: TaskEnvelope, signal: AbortSignal): Promise<string | undefined> {
     const session = await this.#current();
     if (!session.names.has(task.name)) throw new UnknownTaskHandler(task.name);
     const id = ++this.#nextRun;
     const { payload, ...rest } = task;
-    const request: HostRequest = { run: id, work: { task: rest, payloadJson: JSON.stringify(payload) } };
+    const work = { task: rest, payloadJson: JSON.stringify(payload) };
+    const request: HostRequest = this.progressTo === undefined ? { run: id, work } : { run: id, work, progressTo: this.progressTo };
     const abort = (): void => {
       const message: HostAbort = { abort: id, reason: describeAbort(signal.reason) };
       try {
@@ -107,7 +111,7 @@ export class PlacedExecutor implements TaskExecutor {
         else if (error instanceof CalleeExited) this.#forget(session);
         throw error;
       }
-      if (reply.ok) return;
+      if (reply.ok) return reply.result;
       if ('thrown' in reply) throw new TaskHandlerFailed(task.name, reply.thrown);
       throw rebuild(reply.error, task);
     } finally {
@@ -206,6 +210,7 @@ function rebuild(error: Error, task: TaskEnvelope): Error {
   let typed: Error | undefined;
   if (code === PermanentTaskFailure.code) typed = new PermanentTaskFailure(error.message, { cause: error.cause });
   else if (code === UnknownTaskHandler.code) typed = new UnknownTaskHandler(task.name);
+  else if (code === TaskResultInvalid.code) typed = new TaskResultInvalid(task.name, String((error as Error & { problem?: unknown }).problem ?? error.message));
   if (typed === undefined) return error;
   if (error.stack !== undefined) typed.stack = error.stack;
   return typed;

@@ -3,9 +3,10 @@
  * task's name, give it a signal aborted at the soft timeout or when `signal` aborts, and turn a
  * thrown non-Error into TaskHandlerFailed. The hard timeout is the executor's own business.
  */
-import type { TaskEnvelope } from '../envelope.js';
+import { TASK_CAPS, type TaskEnvelope } from '../envelope.js';
 import type { TaskContext, TaskHandler, TaskHandlers } from '../api.js';
-import { TaskHandlerFailed, UnknownTaskHandler } from '../errors.js';
+import type { JsonValue } from '../envelope.js';
+import { TaskHandlerFailed, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
 
 /** The handler named `name`, only an own property (never `toString` or `__proto__`). */
 export function findHandler(handlers: TaskHandlers, name: string): TaskHandler {
@@ -22,16 +23,36 @@ export function findHandler(handlers: TaskHandlers, name: string): TaskHandler {
  * per-task cost on the loop. Made late, it is aborted at once when its cause already happened
  * (`signal` aborted, or the soft timeout passed), else when it happens.
  */
-export async function runHandler(handler: TaskHandler, task: TaskEnvelope, signal: AbortSignal): Promise<void> {
+export async function runHandler(handler: TaskHandler, task: TaskEnvelope, signal: AbortSignal, progress?: ProgressSink): Promise<string | undefined> {
   const lazy = new LazySignal(signal, task.timeout_soft_ms);
+  let value: unknown;
   try {
-    await handler(task.payload, lazy.context(task));
+    value = await handler(task.payload, lazy.context(task, progress));
   } catch (error) {
     if (error instanceof Error) throw error;
     throw new TaskHandlerFailed(task.name, describeThrown(error));
   } finally {
     lazy.dispose();
   }
+  return value === undefined ? undefined : storedJson(task.name, 'result', value, TASK_CAPS.maxResultChars);
+}
+
+/** Where a run's progress values go, as JSON text (the latest one wins). */
+export type ProgressSink = (json: string) => void;
+
+/** `value` as JSON for the task's row, within `maxChars`; TaskResultInvalid otherwise. */
+export function storedJson(taskName: string, what: 'result' | 'progress', value: unknown, maxChars: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new TaskResultInvalid(taskName, `its ${what} is not JSON (${(error as Error).message})`);
+  }
+  // A function or a symbol has no JSON: stored as null, as JSON.stringify does inside an object.
+  json ??= 'null';
+  const cap = what === 'result' ? 'tasks.maxResultChars' : 'tasks.maxProgressChars';
+  if (json.length > maxChars) throw new TaskResultInvalid(taskName, `its ${what} is ${json.length} characters of JSON, over ${cap} (${maxChars})`);
+  return json;
 }
 
 /** The handler's signal, aborted when `parent` aborts or `softMs` have passed; made on first read. */
@@ -46,10 +67,14 @@ class LazySignal {
     private readonly softMs: number,
   ) {}
 
-  context(task: TaskEnvelope): TaskContext {
+  context(task: TaskEnvelope, sink: ProgressSink | undefined): TaskContext {
     const self = this;
     return {
       task,
+      progress(value: JsonValue): void {
+        const json = storedJson(task.name, 'progress', value, TASK_CAPS.maxProgressChars);
+        sink?.(json);
+      },
       get signal(): AbortSignal {
         return self.#signal();
       },

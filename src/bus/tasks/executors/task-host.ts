@@ -4,12 +4,12 @@
  * handler in its own mailbox loop, so an abort (cancel, shutdown) reaches the handler while it
  * runs. What it cannot stop (an endless CPU loop) the executor ends by terminating the host.
  */
-import { CallRequest, type ActorBehaviour } from '../../../actors/index.js';
+import { CallRequest, type ActorBehaviour, type ActorContext, type Ref } from '../../../actors/index.js';
 import type { TaskHandlers } from '../api.js';
 import type { TaskEnvelope } from '../envelope.js';
 import { TaskHandlerFailed } from '../errors.js';
-import type { DescribeReply, HostAbort, HostRequest, RunReply } from './host-protocol.js';
-import { findHandler, runHandler } from './run-handler.js';
+import type { DescribeReply, HostAbort, HostProgress, HostRequest, RunReply } from './host-protocol.js';
+import { findHandler, runHandler, type ProgressSink } from './run-handler.js';
 
 type Loaded = { readonly handlers: TaskHandlers } | { readonly invalid: string };
 
@@ -32,10 +32,10 @@ export function taskHost(moduleUrl: string): ActorBehaviour {
   let loaded: Promise<Loaded> | undefined;
   const runs = new Map<number, AbortController>();
 
-  async function run(controller: AbortController, handlers: TaskHandlers, task: TaskEnvelope): Promise<RunReply> {
+  async function run(controller: AbortController, handlers: TaskHandlers, task: TaskEnvelope, progress: ProgressSink | undefined): Promise<RunReply> {
     try {
-      await runHandler(findHandler(handlers, task.name), task, controller.signal);
-      return { ok: true };
+      const result = await runHandler(findHandler(handlers, task.name), task, controller.signal, progress);
+      return result === undefined ? { ok: true } : { ok: true, result };
     } catch (error) {
       // The text of a non-Error travels as itself; the executor rebuilds TaskHandlerFailed.
       if (error instanceof TaskHandlerFailed) return { ok: false, thrown: error.thrown };
@@ -45,7 +45,7 @@ export function taskHost(moduleUrl: string): ActorBehaviour {
 
   return {
     name: 'task-host',
-    handle(_ctx, message) {
+    handle(ctx, message) {
       if (!(message instanceof CallRequest)) {
         const abort = message as Partial<HostAbort> | null;
         if (typeof abort?.abort === 'number') runs.get(abort.abort)?.abort(new Error(String(abort.reason)));
@@ -70,7 +70,13 @@ export function taskHost(moduleUrl: string): ActorBehaviour {
           }
           const { task, payloadJson } = request.work;
           const envelope: TaskEnvelope = Object.freeze({ ...task, payload: JSON.parse(payloadJson) as TaskEnvelope['payload'] });
-          replySafely(call, await run(controller!, module.handlers, envelope));
+          const progressTo = request.progressTo;
+          const progress = progressTo === undefined ? undefined : progressSender(ctx, progressTo, envelope.id);
+          try {
+            replySafely(call, await run(controller!, module.handlers, envelope, progress?.push));
+          } finally {
+            progress?.flush();
+          }
         } finally {
           runs.delete(request.run);
         }
@@ -78,6 +84,39 @@ export function taskHost(moduleUrl: string): ActorBehaviour {
     },
   };
 }
+
+/**
+ * A run's progress, sent to the worker at most every PROGRESS_INTERVAL_MS (the latest value wins),
+ * and once more when the run ends, so a handler that reports in a tight loop sends a few frames, not
+ * one per call.
+ */
+function progressSender(ctx: ActorContext, to: Ref, id: string): { push: ProgressSink; flush: () => void } {
+  let pending: string | undefined;
+  let sentAt = Number.NEGATIVE_INFINITY;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending === undefined) return;
+    const json = pending;
+    pending = undefined;
+    sentAt = performance.now();
+    try {
+      ctx.send(to, { kind: 'task-host-progress', id, json } satisfies HostProgress);
+    } catch {
+      // The worker is gone: the run's reply will not reach anyone either.
+    }
+  };
+  const push = (json: string): void => {
+    pending = json;
+    const wait = sentAt + PROGRESS_INTERVAL_MS - performance.now();
+    if (wait <= 0) flush();
+    else timer ??= setTimeout(flush, wait);
+  };
+  return { push, flush };
+}
+
+const PROGRESS_INTERVAL_MS = 100;
 
 /** An error that cannot cross (an unencodable cause, a huge message) is replaced by a plain one that says so. */
 function replySafely(call: CallRequest<HostRequest, DescribeReply | RunReply>, reply: RunReply): void {
