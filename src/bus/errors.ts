@@ -24,6 +24,7 @@ export const BusErrorCode = {
   UnknownTaskHandler: 'TASK_HANDLER_NOT_FOUND',
   PermanentTaskFailure: 'TASK_PERMANENT_FAILURE',
   TaskResultInvalid: 'TASK_RESULT_INVALID',
+  TaskPayloadInvalid: 'TASK_PAYLOAD_INVALID',
   ScheduleNotFound: 'SCHEDULE_NOT_FOUND',
   SchedulerClosed: 'SCHEDULE_SCHEDULER_CLOSED',
   InvalidSchedule: 'SCHEDULE_INVALID',

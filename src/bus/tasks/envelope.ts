@@ -183,7 +183,7 @@ const ENVELOPE_FIELDS: ReadonlySet<string> = new Set([
   'enqueued_at',
 ]);
 
-function checkName(name: unknown): string {
+export function checkName(name: unknown): string {
   if (typeof name !== 'string' || name.length === 0 || name.length > TASK_CAPS.maxNameLength || !NAME.test(name)) {
     throw new InvalidTaskEnvelope('name', `must be 1..${TASK_CAPS.maxNameLength} characters of A-Z a-z 0-9 _ . : -`);
   }

@@ -60,6 +60,16 @@ export class TaskResultInvalid extends codedError(BusErrorCode.TaskResultInvalid
   fields: { taskName, problem },
 })) {}
 
+/**
+ * A payload its task definition's check refused (`defineTask`): at enqueue nothing is enqueued; at
+ * run time (a task enqueued around the definition) the run fails permanently. `cause` is the check's error.
+ */
+export class TaskPayloadInvalid extends codedError(BusErrorCode.TaskPayloadInvalid, (taskName: string, problem: string, options?: { cause?: unknown }) => ({
+  message: `payload of task '${taskName}' refused by its definition: ${problem}`,
+  fields: { taskName, problem },
+  options,
+})) {}
+
 /** No task with this id in the queue (or it was swept after its retention). */
 export class TaskNotFound extends codedError(BusErrorCode.TaskNotFound, (taskId: string) => ({
   message: `no task with id ${JSON.stringify(taskId)}`,

@@ -16,6 +16,7 @@ export {
 } from './envelope.js';
 export { RETRY_DEFAULTS, resolveRetryPolicy, retryDelay, type ResolvedRetryPolicy, type RetryPolicy } from './retry.js';
 export type * from './api.js';
+export { defineTask, type TaskDefinition, type TaskDefinitionInput, type TaskPayloadCheck } from './define.js';
 export { LoopExecutor } from './executors/loop.js';
 export { createExecutor } from './executors/index.js';
 export { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';

@@ -4,7 +4,7 @@
  * a worker's report to a settlement outcome.
  */
 import type { LeasedTask, TaskOutcome } from './api.js';
-import { PermanentTaskFailure, TaskHardTimeout, TaskResultInvalid } from './errors.js';
+import { PermanentTaskFailure, TaskHardTimeout, TaskPayloadInvalid, TaskResultInvalid } from './errors.js';
 import type { TaskWorkerReport } from './pool-handle.js';
 import { describeFailure } from './transitions.js';
 
@@ -49,7 +49,7 @@ export function outcomeOf(report: Extract<TaskWorkerReport, { kind: 'task-done' 
   if (report.ok) return report.result === undefined ? { kind: 'succeeded' } : { kind: 'succeeded', result: report.result };
   const error = report.error;
   const detail = describeFailure(error);
-  if (error instanceof PermanentTaskFailure || error instanceof TaskResultInvalid) return { kind: 'failed', reason: 'permanent', permanent: true, detail };
+  if (error instanceof PermanentTaskFailure || error instanceof TaskResultInvalid || error instanceof TaskPayloadInvalid) return { kind: 'failed', reason: 'permanent', permanent: true, detail };
   if (error instanceof TaskHardTimeout) return { kind: 'failed', reason: 'hard-timeout', detail };
   // The executor aborted the signal at the soft timeout and the handler then failed.
   if (report.elapsedMs >= task.envelope.timeout_soft_ms) return { kind: 'failed', reason: 'soft-timeout', detail };

@@ -22,7 +22,7 @@ import {
 import { InvalidBusOption } from '../../errors.js';
 import type { TaskExecutor } from '../api.js';
 import type { TaskEnvelope } from '../envelope.js';
-import { PermanentTaskFailure, TaskHandlerFailed, TaskHardTimeout, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
+import { PermanentTaskFailure, TaskHandlerFailed, TaskHardTimeout, TaskPayloadInvalid, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
 import { TASK_HOST_LIMIT_BYTES, type DescribeReply, type HostAbort, type HostRequest, type RunReply } from './host-protocol.js';
 
 const HOST_MODULE = new URL(`./task-host.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
@@ -210,6 +210,7 @@ function rebuild(error: Error, task: TaskEnvelope): Error {
   let typed: Error | undefined;
   if (code === PermanentTaskFailure.code) typed = new PermanentTaskFailure(error.message, { cause: error.cause });
   else if (code === UnknownTaskHandler.code) typed = new UnknownTaskHandler(task.name);
+  else if (code === TaskPayloadInvalid.code) typed = new TaskPayloadInvalid(task.name, String((error as Error & { problem?: unknown }).problem ?? error.message), { cause: error.cause });
   else if (code === TaskResultInvalid.code) typed = new TaskResultInvalid(task.name, String((error as Error & { problem?: unknown }).problem ?? error.message));
   if (typed === undefined) return error;
   if (error.stack !== undefined) typed.stack = error.stack;
