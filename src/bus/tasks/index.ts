@@ -17,6 +17,7 @@ export {
 export { RETRY_DEFAULTS, resolveRetryPolicy, retryDelay, type ResolvedRetryPolicy, type RetryPolicy } from './retry.js';
 export type * from './api.js';
 export { defineTask, type TaskDefinition, type TaskDefinitionInput, type TaskPayloadCheck } from './define.js';
+export { drainQueue, enqueuedTasks, type DrainQueueOptions, type DrainQueueResult, type EnqueuedMatch } from './testing.js';
 export { LoopExecutor } from './executors/loop.js';
 export { createExecutor } from './executors/index.js';
 export { SqlTaskQueue, type SqlTaskQueueOptions } from './sql-queue.js';

@@ -45,7 +45,7 @@ export class BatchFlusher<T> {
 }
 
 /** A worker's report as a settlement outcome (R7-6 failure reasons). */
-export function outcomeOf(report: Extract<TaskWorkerReport, { kind: 'task-done' }>, task: LeasedTask): TaskOutcome {
+export function outcomeOf(report: Pick<Extract<TaskWorkerReport, { kind: 'task-done' }>, 'ok' | 'error' | 'elapsedMs' | 'result'>, task: LeasedTask): TaskOutcome {
   if (report.ok) return report.result === undefined ? { kind: 'succeeded' } : { kind: 'succeeded', result: report.result };
   const error = report.error;
   const detail = describeFailure(error);
