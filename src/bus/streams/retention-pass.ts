@@ -88,7 +88,7 @@ export async function retainStream(
   return evictions;
 }
 
-async function deleteUpTo(db: Database, s: RetentionStatements, streamId: number, upTo: number, batch: number): Promise<number> {
+export async function deleteUpTo(db: Database, s: RetentionStatements, streamId: number, upTo: number, batch: number): Promise<number> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(s.deleteUpTo, [streamId, upTo, batch]);
     if (rows.length === 0) return 0;

@@ -15,7 +15,7 @@ import { RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveRetentionCeilings, resolveStreamConfig, type RetentionCeilings } from './config.js';
 import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
-import { StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
+import { StreamCapExceeded, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 import { encodeMessage, StoredDelivery, type Settler } from './message.js';
@@ -25,6 +25,7 @@ import { retainStream, retentionStatements, sweepDedup, type EvictionReason, typ
 import { checkPrefix, createTables, dialect, tablesOf, type StreamTables } from './schema.js';
 import { StreamSpanName, type SqlStreamStoreOptions } from './sql-store-options.js';
 import { insertStream, readStream, removeStream, type StoreSql } from './stream-ops.js';
+import { purgeMessages, seekConsumer } from './stream-admin.js';
 import type {
   ConsumerConfig,
   ConsumerInfo,
@@ -39,6 +40,9 @@ import type {
   StreamMessage,
   StreamPayload,
   StreamStore,
+  StreamAckManyResult,
+  ConsumerPosition,
+  StreamPurgeOptions,
   StreamStoreHealth,
 } from './store.js';
 import { StoreLifecycle } from '../store/lifecycle.js';
@@ -340,6 +344,34 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
 
   ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
     return this.#ack(stream, consumer, seq, undefined, ctx);
+  }
+
+  async ackMany(stream: string, consumer: string, seqs: readonly number[], ctx?: DataContext): Promise<StreamAckManyResult> {
+    this.#open();
+    if (!Array.isArray(seqs)) throw new StreamInvalidArgument('seqs', 'must be an array of sequences');
+    if (seqs.length > STREAM_LIMITS.maxFetchBatch) throw new StreamCapExceeded('streams.maxFetchBatch', STREAM_LIMITS.maxFetchBatch, seqs.length);
+    const settled = await Promise.allSettled(seqs.map((seq) => this.#ack(stream, consumer, seq, undefined, ctx)));
+    const refused = settled.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ seq: seqs[i]!, error: outcome.reason as Error }] : []));
+    return { acked: seqs.length - refused.length, refused };
+  }
+
+  async purge(stream: string, options: StreamPurgeOptions = {}, ctx?: DataContext): Promise<number> {
+    this.#open();
+    const entry = await this.#stream(stream, ctx);
+    const purged = await purgeMessages(this.#store, this.#retention, entry.id, options, this.#now(), this.#retentionBatch);
+    this.#options.logger?.info({ event: 'stream.purged', stream, messages: purged, ...options }, 'stream purged');
+    if (purged > 0) this.#emit({ kind: 'purged', stream, messages: purged });
+    return purged;
+  }
+
+  async seekConsumer(stream: string, consumer: string, position: ConsumerPosition, ctx?: DataContext): Promise<number> {
+    this.#open();
+    const entry = await this.#consumer(stream, consumer, ctx);
+    const next = await seekConsumer(this.#store, entry.streamId, entry.consumerId, position, ctx);
+    this.consumerGauges.delete(consumerKey(stream, consumer));
+    this.#options.logger?.info({ event: 'stream.consumer_seek', stream, consumer, next }, 'stream consumer moved');
+    this.#life.wakeup.wake(entry.streamId);
+    return next;
   }
 
   async #ack(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {

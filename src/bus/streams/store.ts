@@ -132,7 +132,27 @@ export type TermReason = 'term' | 'maxDeliver';
 /** Events the store reports (StreamStoreOptions.onEvent), besides its metrics. */
 export type StreamEvent =
   | { readonly kind: 'terminated'; readonly stream: string; readonly consumer: string; readonly seq: number; readonly reason: TermReason; readonly deliveries: number }
-  | { readonly kind: 'evicted'; readonly stream: string; readonly messages: number; readonly reason: 'age' | 'bytes' | 'count' | 'workqueue' };
+  | { readonly kind: 'evicted'; readonly stream: string; readonly messages: number; readonly reason: 'age' | 'bytes' | 'count' | 'workqueue' }
+  /** An operator's purge (`purge`). */
+  | { readonly kind: 'purged'; readonly stream: string; readonly messages: number };
+
+/** Which messages a purge deletes: all when empty; otherwise exactly one of these. */
+export interface StreamPurgeOptions {
+  /** Messages with a sequence below this one (JetStream's `seq`). */
+  readonly beforeSeq?: number;
+  /** Messages published more than this many ms ago. */
+  readonly olderThanMs?: number;
+  /** All but the newest `keep` messages. */
+  readonly keep?: number;
+}
+
+/** Where a consumer's cursor goes: a sequence, the first message at or after a time, the first retained message, or past the last. */
+export type ConsumerPosition = { readonly seq: number } | { readonly time: Date | number } | 'first' | 'new';
+
+export interface StreamAckManyResult {
+  readonly acked: number;
+  readonly refused: readonly { readonly seq: number; readonly error: Error }[];
+}
 
 export interface StreamStoreHealth {
   readonly healthy: boolean;
@@ -163,6 +183,16 @@ export interface StreamStore {
    */
   fetch(stream: string, consumer: string, options?: StreamFetchOptions): Promise<Delivery[]>;
   ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void>;
+  /**
+   * Acks many deliveries in one call (at most `streams.maxFetchBatch`, 1,000), in one commit with
+   * whatever else is acked meanwhile. Each seq settles on its own: the answer counts the acked and
+   * lists the refused ones with their error (StreamAckUnknown for one not held), never failing the rest.
+   */
+  ackMany(stream: string, consumer: string, seqs: readonly number[], ctx?: DataContext): Promise<StreamAckManyResult>;
+  /** Deletes messages (all, or what `options` selects); resolves with how many. Consumers' cursors are left as they are. */
+  purge(stream: string, options?: StreamPurgeOptions, ctx?: DataContext): Promise<number>;
+  /** Moves the consumer's cursor and drops its pending deliveries (JetStream's consumer reset); resolves with its next sequence. */
+  seekConsumer(stream: string, consumer: string, position: ConsumerPosition, ctx?: DataContext): Promise<number>;
   nak(stream: string, consumer: string, seq: number, delayMs?: number, ctx?: DataContext): Promise<void>;
   term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void>;
   inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void>;
