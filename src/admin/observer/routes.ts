@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serveAdmitted, type AdmissionCounter, type AdmissionLimits } from '../admission.js';
-import { AdminBodyTimeout, AdminBodyTooLarge, AdminMethodNotAllowed, AdminTokenRequired } from '../errors.js';
+import { AdminBodyTimeout, AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound, AdminTokenRequired } from '../errors.js';
 import { errorBody, sendJson, statusFor } from '../http-response.js';
 import { readJsonBody } from '../request-body.js';
 import { actionBody, ACTION_ERROR_STATUS, matchAction, runAction, type ActionContext } from './actions.js';
@@ -63,7 +63,11 @@ export async function serveObserver(
     return true;
   }
   const action = matchAction(path);
-  if (action === undefined) return false;
+  if (action === undefined) {
+    if (!path.startsWith('/actions/')) return false;
+    sendJson(response, 404, errorBody(new AdminNotFound(path)));
+    return true;
+  }
   if (request.method !== 'POST') return refuseMethod(response, request, 'POST');
   await serveAdmitted(listener, settings, request, response, async () => {
     try {
