@@ -162,7 +162,7 @@
       if (tree.root !== null) collectRows(tree.node, tree.root, 0, rows, filter);
       const note = tree.truncated ? `<p class="error">truncated: ${num(tree.omitted)} children left out</p>` : '';
       return `<div class="tree" data-node="${esc(tree.node)}"><h3>${esc(tree.node)}</h3>${note}${table(
-        ['path', 'state', { label: 'restarts', num: true }, { label: 'intensity left', num: true }, { label: 'mailbox', num: true }, { label: 'handled', num: true }, 'behaviour', ''],
+        ['path', 'state', { label: 'restarts', num: true }, { label: 'intensity left', num: true }, { label: 'mailbox', num: true }, { label: 'handled', num: true }, 'behaviour', 'ref', ''],
         rows,
         tree.root === null ? 'no root supervisor yet' : 'nothing matches the filter',
       )}</div>`;
@@ -176,7 +176,7 @@
     if (matches) {
       const sup = item.supervisor;
       const mailbox = item.process === null ? '—' : `${item.process.mailboxLength}/${item.process.mailboxCapacity}`;
-      const label = item.id ?? item.ref ?? 'root';
+      const label = depth === 0 ? 'root' : item.id ?? item.ref ?? '?';
       const actions =
         depth === 0
           ? ''
@@ -185,7 +185,7 @@
         `<tr data-node="${esc(node)}" data-path="${esc(item.path)}"><td style="padding-left:${0.5 + depth * 1.2}rem" title="${esc(item.path)}">${esc(label)}${item.type === 'supervisor' ? ' ▾' : ''}</td>` +
           `<td class="state state-${esc(item.state)}">${esc(item.state)}</td><td class="num restarts">${num(item.restartCount)}</td>` +
           `<td class="num">${sup === undefined ? '' : `${num(sup.remainingIntensity)}/${num(sup.intensity)}`}</td><td class="num">${mailbox}</td>` +
-          `<td class="num">${num(item.process?.messagesHandled)}</td><td>${esc(behaviour)}${item.error ? ` <span class="error">${esc(item.error.code)}</span>` : ''}</td><td>${actions}</td></tr>`,
+          `<td class="num">${num(item.process?.messagesHandled)}</td><td>${esc(behaviour)}${item.error ? ` <span class="error">${esc(item.error.code)}</span>` : ''}</td><td class="ref">${esc(item.ref ?? '')}</td><td>${actions}</td></tr>`,
       );
     }
     for (const child of item.children ?? []) collectRows(node, child, depth + 1, rows, filter);
