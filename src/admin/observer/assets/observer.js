@@ -126,11 +126,24 @@
     depthChart.setData([series.t, series.depth, series.lag]);
   }
 
-  // A section is rewritten only when its markup changed, so that buttons stay put under the pointer.
+  // A section is rewritten only when its markup changed, and then row by row where its shape is
+  // the same: a button stays the same element under the pointer while counters around it move.
+  const shapeOf = (html) => html.replace(/<tr[\s\S]*?<\/tr>/g, '<tr>');
   function put(id, html) {
-    if (rendered.get(id) === html) return;
+    const before = rendered.get(id);
+    if (before === html) return;
     rendered.set(id, html);
-    $(id).innerHTML = html;
+    const element = $(id);
+    if (before === undefined || shapeOf(before) !== shapeOf(html)) {
+      element.innerHTML = html;
+      return;
+    }
+    const next = document.createElement('template');
+    next.innerHTML = html;
+    const fresh = next.content.querySelectorAll('tr');
+    element.querySelectorAll('tr').forEach((row, i) => {
+      if (row.outerHTML !== fresh[i].outerHTML) row.replaceWith(fresh[i]);
+    });
   }
 
   function table(head, rows, empty) {
