@@ -3,7 +3,8 @@
  * against two nodes linked over TCP on loopback, served by the first with a token and a real SQLite
  * task queue: both trees appear; a crash on the second node shows as a restart count going up,
  * live; a restart from the page is refused without the token and done with it; a queue is paused
- * from the page; the charts draw; and the screenshot is not blank.
+ * from the page; the other node's process list is filtered and sorted; the charts draw; and the
+ * screenshot is not blank.
  *
  * Chromium is not optional: without /usr/bin/chromium this test fails (CI installs it).
  */
@@ -127,6 +128,18 @@ async function drive(): Promise<void> {
   await page.locator('#queues-view tr[data-queue="emails"] .queue-state', { hasText: 'paused' }).waitFor();
   expect((await queue.queueInfo('emails')).paused).toBe(true);
   expect(await page.locator('#queues-view tr[data-queue="emails"]').textContent()).toMatch(/paused1/);
+
+  // The process view: the other node's processes, filtered and sorted on the page.
+  await page.locator(`#ps-node option[value="${b.name}"]`).waitFor({ state: 'attached' });
+  await page.selectOption('#ps-node', b.name);
+  await page.fill('#ps-filter', 'Counter');
+  await page.locator('#ps-note', { hasText: /^2 of \d+ processes/ }).waitFor();
+  expect(await page.locator('#ps-view tbody tr').count()).toBe(2);
+  await page.locator('#ps-view th[data-sort="messagesHandled"]').click();
+  await page.locator('#ps-view th[data-sort="messagesHandled"]', { hasText: '↓' }).waitFor();
+  const handled = (await page.locator('#ps-view tbody tr td:nth-child(6)').allTextContents()).map(Number);
+  expect(handled).toEqual([...handled].sort((x, y) => y - x));
+  expect(await page.locator('#ps-view tbody').textContent()).toContain(b.name);
 
   // The charts are drawn by uPlot, and the page is not blank.
   await page.locator('#chart-rates canvas').waitFor();

@@ -240,6 +240,57 @@
     put('streams-view', table(['node', 'stream', 'consumer', { label: 'lag', num: true }, { label: 'pending', num: true }, { label: 'acked', num: true }, { label: 'failed', num: true }, 'error'], rows, 'no stream consumers'));
   }
 
+  // The process view: like observer's process list, read from /processes (or /nodes/<name>/processes)
+  // every 2 s, sorted by any column (click its head) and filtered by text.
+  const PS_COLUMNS = [
+    ['ref', 'ref'], ['name', 'name'], ['behaviour', 'behaviour'], ['status', 'status'], ['mailboxLength', 'mailbox', true],
+    ['messagesHandled', 'handled', true], ['messagesDropped', 'dropped', true], ['links', 'links', true], ['monitors', 'monitors', true],
+    ['monitoredBy', 'monitored by', true], ['timers', 'timers', true], ['memoryEstimate', 'memory', true], ['parent', 'parent'],
+  ];
+  let psSort = { key: 'mailboxLength', desc: true };
+  let psSnapshot;
+
+  async function loadProcesses() {
+    if ($('main').hidden || lastFrame === undefined) return;
+    const select = $('ps-node');
+    const names = lastFrame.trees.map((tree) => tree.node);
+    if ([...select.options].map((o) => o.value).join() !== names.join()) {
+      const chosen = select.value;
+      select.innerHTML = names.map((n) => `<option value="${esc(n)}">${esc(n)}</option>`).join('');
+      if (names.includes(chosen)) select.value = chosen;
+    }
+    const node = select.value || lastFrame.node;
+    const path = node === lastFrame.node ? '/processes' : `/nodes/${encodeURIComponent(node)}/processes`;
+    try {
+      const response = await fetch(path, { headers: authHeaders(), cache: 'no-store' });
+      if (!response.ok) {
+        $('ps-note').textContent = `${response.status} ${(await response.json().catch(() => ({}))).error?.code ?? ''}`;
+        return;
+      }
+      psSnapshot = await response.json();
+      renderProcesses();
+    } catch (error) {
+      $('ps-note').textContent = `unreachable (${error.message})`;
+    }
+  }
+
+  function renderProcesses() {
+    if (psSnapshot === undefined) return;
+    const filter = $('ps-filter').value.trim().toLowerCase();
+    const list = psSnapshot.processes.filter((p) => filter === '' || `${p.ref} ${p.name ?? ''} ${p.behaviour}`.toLowerCase().includes(filter));
+    const { key, desc } = psSort;
+    list.sort((x, y) => {
+      const a = x[key] ?? '';
+      const b = y[key] ?? '';
+      const order = typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b));
+      return desc ? -order : order;
+    });
+    $('ps-note').textContent = `${list.length} of ${psSnapshot.total} processes${psSnapshot.truncated ? ' (snapshot truncated at its byte cap)' : ''}`;
+    const head = PS_COLUMNS.map(([k, label, numeric]) => `<th data-sort="${k}"${numeric ? ' class="num"' : ''}>${esc(label)}${k === key ? (desc ? ' ↓' : ' ↑') : ''}</th>`).join('');
+    const rows = list.slice(0, 500).map((p) => `<tr data-ref="${esc(p.ref)}">${PS_COLUMNS.map(([k, , numeric]) => `<td${numeric ? ' class="num"' : ''}>${k === 'mailboxLength' ? `${p.mailboxLength}/${p.mailboxCapacity}` : esc(p[k] ?? '')}</td>`).join('')}</tr>`);
+    put('ps-view', `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`);
+  }
+
   async function post(url, body, label) {
     const result = $('action-result');
     result.className = '';
@@ -285,5 +336,15 @@
     showLogin('');
   });
   $('tree-filter').addEventListener('input', () => lastFrame && renderTrees(lastFrame));
+  $('ps-filter').addEventListener('input', renderProcesses);
+  $('ps-node').addEventListener('change', () => void loadProcesses());
+  $('ps-view').addEventListener('click', (event) => {
+    const th = event.target.closest('th[data-sort]');
+    if (th === null) return;
+    const key = th.dataset.sort;
+    psSort = { key, desc: psSort.key === key ? !psSort.desc : true };
+    renderProcesses();
+  });
+  setInterval(() => void loadProcesses(), 2000);
   void connect();
 })();
