@@ -8,6 +8,7 @@ const io = {
   stdout: (text: string) => process.stdout.write(text),
   stderr: (text: string) => process.stderr.write(text),
   env: process.env,
+  isTTY: process.stdout.isTTY === true,
 };
 if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
   io.stdout(`${moloVersion()}\n`);
