@@ -116,6 +116,12 @@ describe('the observer page', () => {
     const history = again[0]!.data as ObserverSample[];
     expect(history.length).toBeGreaterThanOrEqual(got.length);
     expect(history.every((sample, i) => i === 0 || sample.at >= history[i - 1]!.at)).toBe(true);
+    // With no page open no looks are taken: an unwatched node pays nothing for its page.
+    await sleep(150);
+    const idleSince = Date.now();
+    await sleep(800);
+    const later = (await readEvents(node.adminUrl!, auth, (seen) => seen.length >= 1))[0]!.data as ObserverSample[];
+    expect(later.filter((sample) => sample.at > idleSince + 50 && sample.at < idleSince + 750)).toEqual([]);
   });
 
   it('caps its event streams with ADMIN_EVENTS_FULL, and frees the slot when a page goes', async () => {
