@@ -3,7 +3,9 @@
  * nothing from elsewhere), `/events` (token, frames with the live tree and rates, its own connection
  * cap, frames skipped for a reader that stopped reading), and its options.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:net';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { MAX_OBSERVER_PAGE_BYTES } from '../../src/admin/observer/assets.js';
 import type { ObserverFrame, ObserverSample } from '../../src/admin/observer/frame.js';
 import type { TreeSnapshot } from '../../src/admin/tree-snapshot.js';
 import { Supervisor } from '../../src/behaviours/index.js';
+import { openSqliteTaskQueue } from '../../src/bus/index.js';
 import { eventually, sleep, testSystem } from '../support/systems.js';
 import { Counter, startTestNode } from './helpers.js';
 import { GenServer } from '../../src/behaviours/index.js';
@@ -175,6 +178,32 @@ describe('the observer page', () => {
       await server.close();
       await Supervisor.stop(system, root);
       await Admin.stop(system, 'admin');
+    }
+  });
+
+  it('says so on the stream when a look fails (the task queue closed under it)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'molo-observer-problem-'));
+    const system = testSystem();
+    const queue = await openSqliteTaskQueue(system, { file: join(dir, 'tasks.db'), readers: 0 });
+    await queue.createQueue('q');
+    await Admin.start({ system });
+    const server = await startAdminHttp({ runtime: system, port: 0, tasks: queue, observer: { sampleIntervalMs: 100 } });
+    try {
+      let closed = false;
+      const events = await readEvents(server.url, {}, (seen) => {
+        if (!closed && frames(seen).length > 0) {
+          closed = true;
+          expect(frames(seen)[0]!.queues).toMatchObject([{ name: 'q', depth: 0, paused: false }]);
+          void queue.close();
+        }
+        return seen.some((event) => event.event === 'problem');
+      });
+      expect(events.find((event) => event.event === 'problem')!.data).toMatchObject({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+    } finally {
+      await server.close();
+      await queue.close();
+      await Admin.stop(system, 'admin');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -68,8 +68,13 @@ export class EventHub {
 
   /** Sends `frame` to every open stream (skipped for streams whose buffer is full). */
   broadcast(frame: ObserverFrame): void {
+    this.broadcastEvent('frame', frame);
+  }
+
+  /** Sends one event of any kind (`problem`: a look failed) to every open stream. */
+  broadcastEvent(event: string, data: unknown): void {
     if (this.#streams.size === 0) return;
-    const text = encode('frame', frame);
+    const text = encode(event, data);
     for (const stream of this.#streams) this.#send(stream, text);
   }
 

@@ -48,6 +48,8 @@ export class Sampler {
     readonly intervalMs: number,
     samples: number,
     readonly onFrame: (frame: ObserverFrame) => void,
+    /** A look that failed as a whole: the pages say so rather than going quiet. */
+    readonly onFailure: (error: { code: string; message: string }) => void = () => {},
   ) {
     this.history = new Ring(samples);
   }
@@ -99,8 +101,10 @@ export class Sampler {
       this.#last = next;
       this.history.push(next.frame.sample);
       this.onFrame(next.frame);
-    } catch {
+    } catch (error) {
       this.failures++;
+      const code = (error as { code?: unknown }).code;
+      this.onFailure({ code: typeof code === 'string' ? code : 'ADMIN_SNAPSHOT_FAILED', message: error instanceof Error ? error.message : String(error) });
     }
   }
 }

@@ -14,7 +14,13 @@ export function startObserver(options: ObserverOptions | undefined, maxConnectio
   // Looks are taken only while someone watches: an unwatched node pays nothing for its page.
   let sampler: Sampler | undefined = undefined;
   const hub = new EventHub(settings.maxEventConnections, settings.maxEventBufferBytes, settings.heartbeatMs, (open) => (open > 0 ? sampler?.start() : sampler?.stop()));
-  sampler = new Sampler(sources, settings.sampleIntervalMs, settings.samples, (frame) => hub.broadcast(frame));
+  sampler = new Sampler(
+    sources,
+    settings.sampleIntervalMs,
+    settings.samples,
+    (frame) => hub.broadcast(frame),
+    (problem) => hub.broadcastEvent('problem', problem),
+  );
   const built = sampler;
   return {
     hub,

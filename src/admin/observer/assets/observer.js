@@ -96,7 +96,10 @@
       for (const key of Object.keys(series)) series[key].length = 0;
       for (const sample of data) addSample(sample);
       drawCharts();
+    } else if (event === 'problem') {
+      setStatus(`look failed: ${data.code}`);
     } else if (event === 'frame') {
+      setStatus('live');
       lastFrame = data;
       addSample(data.sample);
       drawCharts();
