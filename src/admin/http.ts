@@ -15,6 +15,8 @@ import { emptyAdminHttpStats, serveAdmitted, type AdminHttpStats } from './admis
 import { startObserver, type ObserverHandle } from './observer/start.js';
 import type { ObserverOptions } from './observer/options.js';
 import { serveObserver } from './observer/routes.js';
+import { serveStreams } from './stream-routes.js';
+import type { StreamStore } from '../bus/streams/store.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -87,6 +89,8 @@ export interface AdminHttpOptions {
   readonly nodes?: ClusterView;
   /** Request bodies of the mutating endpoints at most (default 8 MiB, 1 KiB .. 64 MiB); more get 413. */
   readonly maxBodyBytes?: number;
+  /** Serves the read-only `/streams` endpoints (see stream-routes.ts) through this store's public API. */
+  readonly streams?: StreamStore;
   /** The observer page at `/`, its `/events` stream and `/actions` (docs/observer.md); `false` leaves them out. */
   readonly observer?: ObserverOptions | false;
 }
@@ -119,6 +123,7 @@ interface HttpSettings {
   readonly nodes?: ClusterView;
   readonly maxBodyBytes: number;
   readonly observer: ObserverHandle | undefined;
+  readonly streams: StreamStore | undefined;
 }
 
 interface Listener {
@@ -173,6 +178,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
   checkInteger('admin.maxBodyBytes', maxBodyBytes, 1_024, MAX_ADMIN_MAX_BODY_BYTES);
   if (options.tasks !== undefined && typeof options.tasks?.enqueue !== 'function') throw new AdminInvalidOption('admin.tasks', 'must be a TaskQueue');
+  if (options.streams !== undefined && typeof options.streams?.streamInfo !== 'function') throw new AdminInvalidOption('admin.streams', 'must be a StreamStore');
   const settings: HttpSettings = {
     runtime: options.runtime,
     admin: options.admin ?? ADMIN_NAME,
@@ -185,6 +191,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     tasks: options.tasks,
     nodes: options.nodes,
     maxBodyBytes,
+    streams: options.streams,
     observer:
       options.observer === false
         ? undefined
@@ -282,6 +289,10 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
   const path = url.pathname;
   if (settings.tasks !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/tasks' || path.startsWith('/tasks/'))) {
     await serveTasks({ ...settings, tasks: settings.tasks }, listener, request, url, response);
+    return;
+  }
+  if (settings.streams !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/streams' || path.startsWith('/streams/'))) {
+    await serveStreams(settings.streams, settings, listener, request, url, response);
     return;
   }
   if (settings.observer !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (await serveObserver(settings.observer, settings, listener, request, url, response))) return;

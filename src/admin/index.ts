@@ -96,3 +96,4 @@ export { MAX_OBSERVER_PAGE_BYTES } from './observer/assets.js';
 export { MAX_FRAME_QUEUES, type ObserverFrame, type ObserverSample, type TreeFailure } from './observer/frame.js';
 export { CHILD_ACTIONS, PROGRAM_ACTIONS, matchAction, type ObserverAction } from './observer/actions.js';
 export type { EventStats } from './observer/events.js';
+export { STREAM_VIEW_LIMITS, type StreamMessageView } from './stream-routes.js';

@@ -28,6 +28,7 @@ commands:
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
   tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
+  streams   ls | info | view; consumers info: durable streams (see \`molo streams --help\`)
   sup       restart | terminate PATH: a supervisor's child (see \`molo sup --help\`)
   programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
   help      this text
