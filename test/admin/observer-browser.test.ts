@@ -3,8 +3,8 @@
  * against two nodes linked over TCP on loopback, served by the first with a token and a real SQLite
  * task queue: both trees appear; a crash on the second node shows as a restart count going up,
  * live; a restart from the page is refused without the token and done with it; a queue is paused
- * from the page; the other node's process list is filtered and sorted; the charts draw; and the
- * screenshot is not blank.
+ * from the page; a stream is viewed; the other node's process list is filtered and sorted; the
+ * charts draw; and the screenshot is not blank.
  *
  * Chromium is not optional: without /usr/bin/chromium this test fails (CI installs it).
  */
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ref } from '../../src/actors/index.js';
 import { Admin, clusterView, startAdminHttp, type AdminHttpServer } from '../../src/admin/index.js';
 import { GenServer, Supervisor } from '../../src/behaviours/index.js';
-import { openSqliteTaskQueue, type SqlTaskQueue } from '../../src/bus/index.js';
+import { openSqliteStreams, openSqliteTaskQueue, type SqlStreamStore, type SqlTaskQueue } from '../../src/bus/index.js';
 import type { Node } from '../../src/nodes/index.js';
 import { testNode } from '../nodes/support.js';
 import { Counter } from './helpers.js';
@@ -29,6 +29,7 @@ const counter = (id: string) => ({ id, start: ({ system, parent }: { system: any
 
 let dir: string;
 let queue: SqlTaskQueue | undefined;
+let streams: SqlStreamStore | undefined;
 let server: AdminHttpServer | undefined;
 let context: BrowserContext | undefined;
 
@@ -45,6 +46,8 @@ async function cleanUp(): Promise<void> {
   await context?.close();
   await server?.close();
   await queue?.close();
+  await streams?.close();
+  streams = undefined;
   context = undefined;
   server = undefined;
   queue = undefined;
@@ -82,7 +85,10 @@ async function drive(): Promise<void> {
   queue = await openSqliteTaskQueue(a.system, { file: join(dir, 'tasks.db'), readers: 0 });
   await queue.createQueue('emails');
   await queue.enqueue('emails', { name: 'send', payload: { to: 'x@example.com' } });
-  server = await startAdminHttp({ runtime: a.system, port: 0, token: TOKEN, nodes: clusterView(a), tasks: queue, observer: { sampleIntervalMs: 200 } });
+  streams = await openSqliteStreams(a.system, { file: join(dir, 'streams.db'), readers: 0 });
+await streams.createStream('orders');
+await streams.publish('orders', { order: 'A-1001', total: 42 });
+server = await startAdminHttp({ runtime: a.system, port: 0, token: TOKEN, nodes: clusterView(a), tasks: queue, streams, observer: { sampleIntervalMs: 200 } });
 
   context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 1400 } });
   const page = await context.newPage();
@@ -140,6 +146,10 @@ async function drive(): Promise<void> {
   const handled = (await page.locator('#ps-view tbody tr td:nth-child(6)').allTextContents()).map(Number);
   expect(handled).toEqual([...handled].sort((x, y) => y - x));
   expect(await page.locator('#ps-view tbody').textContent()).toContain(b.name);
+
+  // View a stream: its messages, the value decoded.
+  await page.locator('#stream-list tr[data-stream="orders"] button', { hasText: 'View' }).click();
+  await page.locator('#stream-messages tr[data-seq="1"] .payload', { hasText: '"order":"A-1001"' }).waitFor();
 
   // The charts are drawn by uPlot, and the page is not blank.
   await page.locator('#chart-rates canvas').waitFor();

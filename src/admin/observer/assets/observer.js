@@ -56,6 +56,7 @@
     $('main').hidden = false;
     $('forget').hidden = token() === '';
     setStatus('live');
+    void loadStreams();
     try {
       await readEvents(response.body, onEvent);
       retry('stream ended');
@@ -294,6 +295,27 @@
     put('ps-view', `<table><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`);
   }
 
+  // Streams (with admin.streams): the list every 5 s, and a stream's latest messages on View.
+  async function loadStreams() {
+    if ($('main').hidden) return;
+    const response = await fetch('/streams', { headers: authHeaders(), cache: 'no-store' }).catch(() => undefined);
+    if (response === undefined) return;
+    if (response.status === 404) return put('stream-list', '<p class="empty">this surface has no stream store</p>');
+    if (!response.ok) return;
+    const { streams } = await response.json();
+    const rows = streams.map((s) => `<tr data-stream="${esc(s.name)}"><td>${esc(s.name)}</td><td class="num">${num(s.messages)}</td><td class="num">${num(s.bytes)}</td><td class="num">${num(s.lastSeq)}</td><td class="num">${num(s.consumers)}</td><td><button data-view="${esc(s.name)}">View</button></td></tr>`);
+    put('stream-list', table(['stream', { label: 'messages', num: true }, { label: 'bytes', num: true }, { label: 'last seq', num: true }, { label: 'consumers', num: true }, ''], rows, 'no streams'));
+  }
+
+  async function viewStream(name) {
+    const response = await fetch(`/streams/${encodeURIComponent(name)}/messages?limit=50`, { headers: authHeaders(), cache: 'no-store' });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) return put('stream-messages', `<p class="error">${esc(body.error?.code ?? response.status)}</p>`);
+    const shown = (m) => (m.value !== undefined ? JSON.stringify(m.value) : m.text !== undefined ? m.text : `base64:${m.base64}`);
+    const rows = body.messages.map((m) => `<tr data-seq="${m.seq}"><td class="num">${m.seq}</td><td>${esc(new Date(m.time).toISOString())}</td><td>${esc(m.encoding)}</td><td>${esc(m.headers === null ? '' : JSON.stringify(m.headers))}</td><td class="payload">${esc(shown(m))}${m.truncated ? ' …' : ''}</td></tr>`);
+    put('stream-messages', `<h3>${esc(name)}: last messages</h3>${table([{ label: 'seq', num: true }, 'time', 'encoding', 'headers', 'payload'], rows, 'no messages')}`);
+  }
+
   async function post(url, body, label) {
     const result = $('action-result');
     result.className = '';
@@ -316,6 +338,8 @@
   }
 
   document.addEventListener('click', (event) => {
+    const view = event.target.closest('button[data-view]');
+    if (view !== null) return void viewStream(view.dataset.view);
     const button = event.target.closest('button[data-act], button[data-task]');
     if (button === null) return;
     const d = button.dataset;
@@ -349,5 +373,6 @@
     renderProcesses();
   });
   setInterval(() => void loadProcesses(), 2000);
+  setInterval(() => void loadStreams(), 5000);
   void connect();
 })();
