@@ -25,6 +25,8 @@ export const AdminErrorCode = {
   BadRequest: 'ADMIN_BAD_REQUEST',
   BodyTooLarge: 'ADMIN_BODY_TOO_LARGE',
   BodyTimeout: 'ADMIN_BODY_TIMEOUT',
+  EventsFull: 'ADMIN_EVENTS_FULL',
+  ActionFailed: 'ADMIN_ACTION_FAILED',
 } as const;
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
@@ -136,6 +138,19 @@ export class AdminBodyTimeout extends codedError(AdminErrorCode.BodyTimeout, (ti
 export class AdminOverloaded extends codedError(AdminErrorCode.Overloaded, (maxRequests: number, cap: 'admin.maxRequests' | 'admin.maxWriteRequests' = 'admin.maxRequests') => ({
   message: `${maxRequests} admin ${cap === 'admin.maxRequests' ? '' : 'mutating '}requests in progress (${cap}); probes still answer`,
   fields: { maxRequests, cap },
+})) {}
+
+/** HTTP 503: `observer.maxEventConnections` pages already follow `/events`; close one (or raise the cap). */
+export class AdminEventsFull extends codedError(AdminErrorCode.EventsFull, (maxConnections: number) => ({
+  message: `${maxConnections} event streams are open (observer.maxEventConnections = ${maxConnections}); close a page or raise the cap`,
+  fields: { maxConnections },
+})) {}
+
+/** HTTP 409: an operator action's target is not what the action needs (not a supervisor, a dynamic child to restart, no such program). */
+export class AdminActionFailed extends codedError(AdminErrorCode.ActionFailed, (action: string, detail: string, cause?: unknown) => ({
+  message: `${action} refused: ${detail}`,
+  fields: { action },
+  options: { cause },
 })) {}
 
 /** CLI: the node's admin URL did not answer (connection refused, DNS, timeout). */

@@ -13,6 +13,8 @@ const ADMIN_STATUS: Readonly<Record<string, number>> = {
   [AdminErrorCode.BodyTooLarge]: 413,
   [AdminErrorCode.BodyTimeout]: 408,
   [AdminErrorCode.TokenRequired]: 403,
+  [AdminErrorCode.EventsFull]: 503,
+  [AdminErrorCode.ActionFailed]: 409,
 };
 
 /** The status of `error`: by its code in `more`, then in the admin's own table, else 500. */

@@ -12,6 +12,11 @@ import { DEFAULT_ADMIN_BODY_TIMEOUT_MS, DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_
 import { serveTasks } from './task-http.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
 import { emptyAdminHttpStats, serveAdmitted, type AdminHttpStats } from './admission.js';
+import { startObserver, type ObserverHandle } from './observer/start.js';
+import type { ObserverOptions } from './observer/options.js';
+import { serveObserver } from './observer/routes.js';
+import { serveStreams } from './stream-routes.js';
+import type { StreamStore } from '../bus/streams/store.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
 /** The admin port when none is given; the CLI assumes it too. 0 asks the OS for a free port. */
@@ -84,6 +89,10 @@ export interface AdminHttpOptions {
   readonly nodes?: ClusterView;
   /** Request bodies of the mutating endpoints at most (default 8 MiB, 1 KiB .. 64 MiB); more get 413. */
   readonly maxBodyBytes?: number;
+  /** Serves the read-only `/streams` endpoints (see stream-routes.ts) through this store's public API. */
+  readonly streams?: StreamStore;
+  /** The observer page at `/`, its `/events` stream and `/actions` (docs/observer.md); `false` leaves them out. */
+  readonly observer?: ObserverOptions | false;
 }
 
 export interface AdminHttpServer {
@@ -95,6 +104,8 @@ export interface AdminHttpServer {
   readonly opsUrl: string | undefined;
   /** Refusals of the main listener: bodies cut at `bodyTimeoutMs`, writes and requests over their caps. */
   readonly stats: Readonly<AdminHttpStats>;
+  /** The observer's event streams (open, refused, frames sent and skipped); undefined with `observer: false`. */
+  readonly events: ObserverHandle['hub']['stats'] | undefined;
   /** Stops listening and drops open connections; resolves once the server is closed. */
   close(): Promise<void>;
 }
@@ -111,6 +122,8 @@ interface HttpSettings {
   readonly tasks: TaskQueue | undefined;
   readonly nodes?: ClusterView;
   readonly maxBodyBytes: number;
+  readonly observer: ObserverHandle | undefined;
+  readonly streams: StreamStore | undefined;
 }
 
 interface Listener {
@@ -165,6 +178,7 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY_BYTES;
   checkInteger('admin.maxBodyBytes', maxBodyBytes, 1_024, MAX_ADMIN_MAX_BODY_BYTES);
   if (options.tasks !== undefined && typeof options.tasks?.enqueue !== 'function') throw new AdminInvalidOption('admin.tasks', 'must be a TaskQueue');
+  if (options.streams !== undefined && typeof options.streams?.streamInfo !== 'function') throw new AdminInvalidOption('admin.streams', 'must be a StreamStore');
   const settings: HttpSettings = {
     runtime: options.runtime,
     admin: options.admin ?? ADMIN_NAME,
@@ -177,15 +191,27 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     tasks: options.tasks,
     nodes: options.nodes,
     maxBodyBytes,
+    streams: options.streams,
+    observer:
+      options.observer === false
+        ? undefined
+        : startObserver(options.observer, maxConnections, { runtime: options.runtime, admin: options.admin ?? ADMIN_NAME, nodes: options.nodes, tasks: options.tasks, timeoutMs: requestTimeoutMs }),
   };
   const limits = { headerTimeoutMs, maxConnections };
   const mainListener = listenerOf(ADMIN_ENDPOINTS, mainGuard);
-  const main = await serve(settings, mainListener, host, port, limits);
+  let main: Server;
+  try {
+    main = await serve(settings, mainListener, host, port, limits);
+  } catch (error) {
+    await settings.observer?.close();
+    throw error;
+  }
   let opsServer: Server | undefined;
   if (opsGuard !== undefined) {
     try {
       opsServer = await serve(settings, listenerOf(OPS_ENDPOINTS, opsGuard), opsHost, ops!.port, limits);
     } catch (error) {
+      await settings.observer?.close();
       await closeServer(main);
       throw error;
     }
@@ -197,7 +223,10 @@ export async function startAdminHttp(options: AdminHttpOptions): Promise<AdminHt
     port: bound,
     opsUrl: opsServer === undefined ? undefined : urlOf(opsHost, (opsServer.address() as AddressInfo).port),
     stats: mainListener.stats,
+    events: settings.observer?.hub.stats,
     close: async () => {
+      // Event streams never finish on their own: end them first, or close() would wait on them.
+      await settings.observer?.close();
       await Promise.all([closeServer(main), opsServer === undefined ? undefined : closeServer(opsServer)]);
     },
   };
@@ -262,6 +291,11 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
     await serveTasks({ ...settings, tasks: settings.tasks }, listener, request, url, response);
     return;
   }
+  if (settings.streams !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/streams' || path.startsWith('/streams/'))) {
+    await serveStreams(settings.streams, settings, listener, request, url, response);
+    return;
+  }
+  if (settings.observer !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (await serveObserver(settings.observer, settings, listener, request, url, response))) return;
   if (request.method !== 'GET') {
     response.setHeader('allow', 'GET');
     sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));

@@ -66,8 +66,10 @@ export { ADMIN_MAX_ENQUEUE_BATCH, ADMIN_MAX_REDRIVE_IDS, matchTaskRoute, type Ta
 export { DEFAULT_ADMIN_BODY_TIMEOUT_MS, DEFAULT_ADMIN_MAX_BODY_BYTES, MAX_ADMIN_BODY_TIMEOUT_MS, MAX_ADMIN_MAX_BODY_BYTES } from './request-body.js';
 export type { AdminHttpStats } from './admission.js';
 export {
+  AdminActionFailed,
   AdminBadRequest,
   AdminBodyTooLarge,
+  AdminEventsFull,
   AdminBodyTimeout,
   AdminBadResponse,
   AdminBusy,
@@ -89,3 +91,9 @@ export {
   SnapshotTimeout,
 } from './errors.js';
 export { clusterView, serveNodes, MAX_REMEMBERED_DOWN_NODES, RTT_TIMEOUT_MS, type ClusterView, type NodeLinkReport, type NodesReport } from './nodes-view.js';
+export { OBSERVER_LIMITS, DEFAULT_OBSERVER_SETTINGS, type ObserverOptions, type ObserverSettings } from './observer/options.js';
+export { MAX_OBSERVER_PAGE_BYTES } from './observer/assets.js';
+export { MAX_FRAME_QUEUES, type ObserverFrame, type ObserverSample, type TreeFailure } from './observer/frame.js';
+export { CHILD_ACTIONS, PROGRAM_ACTIONS, matchAction, type ObserverAction } from './observer/actions.js';
+export type { EventStats } from './observer/events.js';
+export { STREAM_VIEW_LIMITS, type StreamMessageView } from './stream-routes.js';

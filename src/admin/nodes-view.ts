@@ -1,13 +1,16 @@
 /**
  * The admin surface's view of a cluster node (`molo/nodes`): `/nodes` lists this node and every
  * node it linked to since it started (name, state, round-trip time, queued bytes), and
- * `/nodes/<name>/tree` reads another node's supervision tree through that node's admin actor.
+ * `/nodes/<name>/tree` and `/nodes/<name>/processes` read another node's supervision tree and process
+ * list through that node's admin actor.
  * The round-trip time is measured when asked: one call to each peer's net kernel, in parallel.
  */
+import type { Ref } from '../actors/index.js';
 import type { Node } from '../nodes/node.js';
 import { Admin, ADMIN_NAME } from './admin-actor.js';
 import { AdminNotFound } from './errors.js';
 import type { TreeSnapshot } from './tree-snapshot.js';
+import type { ProcessSnapshot } from './process-snapshot.js';
 
 export interface NodeLinkReport {
   readonly name: string;
@@ -32,6 +35,8 @@ export interface NodesReport {
 export interface ClusterView {
   report(timeoutMs: number): Promise<NodesReport>;
   tree(node: string, timeoutMs: number): Promise<TreeSnapshot>;
+  /** Another node's process list, through its admin actor (optional: views built before it answer 404). */
+  processes?(node: string, timeoutMs: number): Promise<ProcessSnapshot>;
 }
 
 /** Nodes remembered as down at most (the oldest forgotten first). */
@@ -63,6 +68,12 @@ export function clusterView(node: Node, admin: string = ADMIN_NAME): ClusterView
       clearTimeout(timer);
     }
   };
+  const adminOf = async (name: string, what: string): Promise<Ref> => {
+    if (!node.isConnected(name)) throw new AdminNotFound(`/nodes/${name}/${what} (not connected)`);
+    const ref = await node.whereis(admin, name);
+    if (ref === undefined) throw new AdminNotFound(`/nodes/${name}/${what} (no admin actor there)`);
+    return ref;
+  };
   return {
     async report(timeoutMs) {
       const links = node.links();
@@ -74,25 +85,30 @@ export function clusterView(node: Node, admin: string = ADMIN_NAME): ClusterView
     },
     async tree(name, timeoutMs) {
       if (name === node.name) return Admin.tree(node.system, admin, timeoutMs);
-      if (!node.isConnected(name)) throw new AdminNotFound(`/nodes/${name}/tree (not connected)`);
-      const ref = await node.whereis(admin, name);
-      if (ref === undefined) throw new AdminNotFound(`/nodes/${name}/tree (no admin actor there)`);
-      return Admin.tree(node.system, ref, timeoutMs);
+      return Admin.tree(node.system, await adminOf(name, 'tree'), timeoutMs);
+    },
+    async processes(name, timeoutMs) {
+      if (name === node.name) return Admin.processes(node.system, admin, timeoutMs);
+      return Admin.processes(node.system, await adminOf(name, 'processes'), timeoutMs);
     },
   };
 }
 
 /** Answers `/nodes` and `/nodes/<name>/tree` (AdminNotFound for anything else, or without a view). */
-export async function serveNodes(view: ClusterView | undefined, path: string, timeoutMs: number): Promise<NodesReport | TreeSnapshot> {
+export async function serveNodes(view: ClusterView | undefined, path: string, timeoutMs: number): Promise<NodesReport | TreeSnapshot | ProcessSnapshot> {
   if (view === undefined) throw new AdminNotFound(`${path} (not a cluster node)`);
   if (path === '/nodes') return view.report(Math.min(timeoutMs, RTT_TIMEOUT_MS));
-  const match = /^\/nodes\/([^/]{1,300})\/tree$/.exec(path);
+  const match = /^\/nodes\/([^/]{1,300})\/(tree|processes)$/.exec(path);
   if (match === null) throw new AdminNotFound(path);
   let name: string;
   try {
     name = decodeURIComponent(match[1]!);
   } catch {
     throw new AdminNotFound(path);
+  }
+  if (match[2] === 'processes') {
+    if (view.processes === undefined) throw new AdminNotFound(path);
+    return view.processes(name, timeoutMs);
   }
   return view.tree(name, timeoutMs);
 }

@@ -8,6 +8,7 @@ const io = {
   stdout: (text: string) => process.stdout.write(text),
   stderr: (text: string) => process.stderr.write(text),
   env: process.env,
+  isTTY: process.stdout.isTTY === true,
 };
 if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
   io.stdout(`${moloVersion()}\n`);
@@ -19,6 +20,12 @@ if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
 } else if (argv[0] === 'tasks') {
   const { runTasksCli } = await import('./tasks.js');
   process.exitCode = await runTasksCli(argv.slice(1), io);
+} else if (argv[0] === 'streams' || argv[0] === 'consumers') {
+  const { runStreamsCli } = await import('./streams.js');
+  process.exitCode = await runStreamsCli(argv[0], argv.slice(1), io);
+} else if (argv[0] === 'sup' || argv[0] === 'programs') {
+  const { runOpsCli } = await import('./ops.js');
+  process.exitCode = await runOpsCli(argv[0], argv.slice(1), io);
 } else {
   process.exitCode = await runCli(argv, io);
 }

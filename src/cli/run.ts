@@ -7,6 +7,7 @@ import { errorOf, getJson } from './client.js';
 import { formatHealth, formatProcesses, formatTree } from '../admin/format/snapshots.js';
 import { formatNodes, isNodesReport, treePath } from './nodes.js';
 import type { NodesReport } from '../admin/nodes-view.js';
+import { applyPsView, psView, watchInterval, type PsView } from './ps.js';
 
 /** Exit codes of `molo`. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -22,10 +23,14 @@ commands:
   tree      the live supervision tree: states, restart counts, intensity, mailboxes
             (--node NAME: another cluster node's, read through its admin actor)
   nodes     the cluster: each node's name, state, round-trip time, queued bytes
-  ps        every live process
+  ps        every live process (--sort mailbox|handled|memory|…, --filter TEXT,
+            --watch: again every --interval MS (2000) until interrupted, or --count N times)
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
   tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
+  streams   ls | info | view; consumers info: durable streams (see \`molo streams --help\`)
+  sup       restart | terminate PATH: a supervisor's child (see \`molo sup --help\`)
+  programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
   help      this text
 
 options:
@@ -43,6 +48,8 @@ export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Whether stdout is a terminal (`molo ps --watch` then redraws in place). */
+  readonly isTTY?: boolean;
 }
 
 interface Invocation {
@@ -54,6 +61,9 @@ interface Invocation {
   readonly token?: string;
   /** `tree --node NAME`: another cluster node's tree. */
   readonly node?: string;
+  /** `ps --sort/--filter`, and `--watch`. */
+  readonly view?: PsView;
+  readonly watch?: { readonly everyMs: number; readonly count: number };
 }
 
 /** Runs `molo` with `argv` (without node and script); resolves with the exit code. */
@@ -100,7 +110,7 @@ export function parseCommandLine<const Options extends NonNullable<ParseArgsConf
 }
 
 function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation {
-  const { values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' } });
+  const { values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' }, sort: { type: 'string' }, filter: { type: 'string' }, watch: { type: 'boolean' }, interval: { type: 'string' }, count: { type: 'string' } });
   if (values.help === true) return { command: 'help', url: DEFAULT_ADMIN_URL, json: false, timeoutMs: DEFAULT_TIMEOUT_MS };
   if (positionals.length === 0) throw new CliUsageError('no command given');
   if (positionals.length > 1) throw new CliUsageError(`one command at a time, got: ${positionals.join(' ')}`);
@@ -109,7 +119,10 @@ function parseInvocation(argv: readonly string[], env: CliIo['env']): Invocation
     throw new CliUsageError(`unknown command '${command}'`);
   }
   if (values.node !== undefined && command !== 'tree') throw new CliUsageError('--node goes with tree');
-  return { command, json: values.json === true, node: values.node, ...resolveTarget(values.url, values.timeout, env) };
+  const psFlags = values.sort !== undefined || values.filter !== undefined || values.watch !== undefined || values.interval !== undefined || values.count !== undefined;
+  if (psFlags && command !== 'ps') throw new CliUsageError('--sort, --filter, --watch, --interval and --count go with ps');
+  const ps = command === 'ps' ? { view: psView(values.sort, values.filter), watch: watchInterval(values.watch, values.interval, values.count) } : {};
+  return { command, json: values.json === true, node: values.node, ...ps, ...resolveTarget(values.url, values.timeout, env) };
 }
 
 /** The node to ask: `--url`, else MOLO_ADMIN_URL, else the default; `--timeout`; the token from MOLO_ADMIN_TOKEN. */
@@ -139,9 +152,18 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       return ExitCode.Ok;
     }
     case 'ps': {
-      const body = await expectOk(url, '/processes', timeoutMs, token, (value) => isObject(value) && Array.isArray((value as { processes?: unknown }).processes));
-      io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : formatProcesses(body as ProcessSnapshot));
-      return ExitCode.Ok;
+      const view = invocation.view ?? { sort: undefined, filter: undefined };
+      const watch = invocation.watch;
+      for (let round = 1; ; round++) {
+        const body = await expectOk(url, '/processes', timeoutMs, token, (value) => isObject(value) && Array.isArray((value as { processes?: unknown }).processes));
+        const shown = applyPsView(body as ProcessSnapshot, view);
+        // In a terminal, each round replaces the last; piped, rounds follow one another.
+        if (watch !== undefined && round > 1 && io.isTTY === true) io.stdout('\x1b[H\x1b[2J');
+        io.stdout(json ? `${JSON.stringify(shown, null, watch === undefined ? 2 : 0)}\n` : formatProcesses(shown));
+        if (!json && view.filter !== undefined) io.stdout(`${shown.processes.length} shown (filter '${view.filter}')\n`);
+        if (watch === undefined || round >= watch.count) return ExitCode.Ok;
+        await new Promise((resolve) => setTimeout(resolve, watch.everyMs));
+      }
     }
     case 'health': {
       const answer = await getJson(url, '/health', timeoutMs, token);

@@ -29,6 +29,8 @@ const samples: MoloError[] = [
   new admin.AdminBadRequest('body', 'is not JSON'),
   new admin.AdminBodyTooLarge(1_024),
   new admin.AdminBodyTimeout(10_000),
+  new admin.AdminEventsFull(8),
+  new admin.AdminActionFailed('child restart root/x', 'no process at root/x'),
 ];
 
 describe('admin error registry', () => {

@@ -1,0 +1,122 @@
+/**
+ * Operator actions of the observer page, POST only, each needing the bearer token (the surface
+ * answers 401 without it, 403 ADMIN_TOKEN_REQUIRED when it has no token configured at all):
+ *
+ *   POST /actions/child/restart     { node?, path }            restart a static child (stopped first if running)
+ *   POST /actions/child/terminate   { node?, path }            stop a child (static by id, dynamic by ref)
+ *   POST /actions/program/start     { node?, path, program }   the program supervisor at `path`
+ *   POST /actions/program/stop      { node?, path, program }
+ *   POST /actions/program/restart   { node?, path, program }
+ *
+ * Task queue actions are the `/tasks` routes (pause, resume, retry, cancel, redrive). A target is
+ * named by its path in the node's tree (`root/web/db`), read afresh, so only a process the tree walk
+ * reached as a supervisor's child is ever acted on. Every operation is a call of the public
+ * Supervisor and ProgramSupervisor APIs (R7-10; test/architecture holds this module's imports).
+ */
+import { parseRef, type ActorRuntime, type Ref } from '../../actors/index.js';
+import { BehaviourErrorCode, Supervisor } from '../../behaviours/index.js';
+import { ProgramSupervisor } from '../../behaviours/programs/index.js';
+import { Admin } from '../admin-actor.js';
+import { AdminActionFailed, AdminBadRequest } from '../errors.js';
+import type { ClusterView } from '../nodes-view.js';
+import type { TreeNode, TreeSnapshot } from '../tree-snapshot.js';
+
+export const CHILD_ACTIONS = ['restart', 'terminate'] as const;
+export const PROGRAM_ACTIONS = ['start', 'stop', 'restart'] as const;
+
+export type ObserverAction =
+  | { readonly target: 'child'; readonly action: (typeof CHILD_ACTIONS)[number] }
+  | { readonly target: 'program'; readonly action: (typeof PROGRAM_ACTIONS)[number] };
+
+/** HTTP status of the behaviours' errors an action may meet. */
+export const ACTION_ERROR_STATUS: Readonly<Record<string, number>> = {
+  [BehaviourErrorCode.ChildNotFound]: 404,
+  [BehaviourErrorCode.ChildRunning]: 409,
+  [BehaviourErrorCode.ChildRestarting]: 409,
+  [BehaviourErrorCode.DynamicOnly]: 409,
+  [BehaviourErrorCode.ProgramNotFound]: 404,
+  [BehaviourErrorCode.ProgramAlreadyStarted]: 409,
+  [BehaviourErrorCode.StartFailed]: 409,
+};
+
+export interface ActionContext {
+  readonly runtime: ActorRuntime;
+  readonly admin: Ref | string;
+  readonly nodes: ClusterView | undefined;
+  readonly timeoutMs: number;
+}
+
+/** The action of a `/actions/...` path, or undefined. */
+export function matchAction(path: string): ObserverAction | undefined {
+  const match = /^\/actions\/(child|program)\/([a-z]+)$/.exec(path);
+  if (match === null) return undefined;
+  const [, target, action] = match;
+  if (target === 'child' && (CHILD_ACTIONS as readonly string[]).includes(action!)) return { target, action: action as ObserverAction['action'] as 'restart' };
+  if (target === 'program' && (PROGRAM_ACTIONS as readonly string[]).includes(action!)) return { target, action: action as 'start' };
+  return undefined;
+}
+
+interface ActionBody {
+  readonly node: string | undefined;
+  readonly path: string;
+  readonly program: string | undefined;
+}
+
+export function actionBody(action: ObserverAction, body: unknown): ActionBody {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AdminBadRequest('body', 'must be a JSON object');
+  const fields = action.target === 'program' ? ['node', 'path', 'program'] : ['node', 'path'];
+  for (const key of Object.keys(body)) if (!fields.includes(key)) throw new AdminBadRequest(key, `is not a field here (fields: ${fields.join(', ')})`);
+  const { node, path, program } = body as Record<string, unknown>;
+  if (node !== undefined && (typeof node !== 'string' || node.length === 0 || node.length > 300)) throw new AdminBadRequest('node', 'must be a node name');
+  if (typeof path !== 'string' || !/^root(\/[^/]{1,300}){0,64}$/.test(path)) throw new AdminBadRequest('path', "must be a tree path such as 'root/web/db'");
+  if (action.target === 'program' && (typeof program !== 'string' || program.length === 0 || program.length > 200)) throw new AdminBadRequest('program', 'must be a program name');
+  return { node, path, program: program as string | undefined };
+}
+
+/** Runs one action; resolves with what the page shows as its result. */
+export async function runAction(context: ActionContext, action: ObserverAction, body: ActionBody): Promise<unknown> {
+  const tree = await treeOf(context, body.node);
+  const label = `${action.target} ${action.action} ${body.path}`;
+  const target = find(tree, body.path);
+  if (target === undefined) throw new AdminActionFailed(label, `no process at ${body.path} on ${tree.node}`);
+  if (action.target === 'program') {
+    if (target.section !== 'programs' || target.ref === null) throw new AdminActionFailed(label, `${body.path} is not a program supervisor`);
+    const ref = parseRef(target.ref);
+    const program = body.program!;
+    const run = { start: ProgramSupervisor.startProgram, stop: ProgramSupervisor.stopProgram, restart: ProgramSupervisor.restartProgram }[action.action];
+    return { node: tree.node, path: body.path, program: await run(context.runtime, ref, program) };
+  }
+  const parent = find(tree, body.path.slice(0, body.path.lastIndexOf('/')));
+  if (body.path === 'root' || parent === undefined) throw new AdminActionFailed(label, 'the root has no supervisor to ask; stop the node instead');
+  if (parent.supervisor === undefined || parent.ref === null) throw new AdminActionFailed(label, `${parent.path} did not answer as a supervisor`);
+  const supervisor = parseRef(parent.ref);
+  if (action.action === 'terminate') {
+    const child = target.id ?? (target.ref === null ? undefined : parseRef(target.ref));
+    if (child === undefined) throw new AdminActionFailed(label, 'the child has neither an id nor a ref');
+    await Supervisor.terminateChild(context.runtime, supervisor, child, context.timeoutMs);
+    return { node: tree.node, path: body.path, terminated: true };
+  }
+  if (target.id === null) throw new AdminActionFailed(label, 'a dynamic child cannot be restarted by id; terminate it and let its owner start another');
+  // OTP's restart_child only starts a stopped child: a running one is stopped first, as an operator means.
+  if (target.process !== null || target.state === 'running') await Supervisor.terminateChild(context.runtime, supervisor, target.id, context.timeoutMs);
+  const ref = await Supervisor.restartChild(context.runtime, supervisor, target.id, context.timeoutMs);
+  return { node: tree.node, path: body.path, ref: ref === undefined ? null : String(ref) };
+}
+
+function treeOf(context: ActionContext, node: string | undefined): Promise<TreeSnapshot> {
+  if (node === undefined || node === context.runtime.node) return Admin.tree(context.runtime, context.admin, context.timeoutMs);
+  if (context.nodes === undefined) throw new AdminBadRequest('node', `names another node, and this surface is not a cluster node`);
+  return context.nodes.tree(node, context.timeoutMs);
+}
+
+function find(tree: TreeSnapshot, path: string): TreeNode | undefined {
+  let node: TreeNode | null | undefined = tree.root;
+  if (node === null || node === undefined) return undefined;
+  const segments = path.split('/');
+  if (segments[0] !== 'root') return undefined;
+  for (const segment of segments.slice(1)) {
+    node = node.children?.find((child) => child.path.slice(child.path.lastIndexOf('/') + 1) === segment);
+    if (node === undefined) return undefined;
+  }
+  return node;
+}

@@ -1,0 +1,112 @@
+/**
+ * Read-only stream endpoints of the admin surface, registered when it is given a StreamStore; they
+ * call the public StreamStore API only. Reads follow the surface's token rule.
+ *
+ *   GET /streams                              every stream with its info (at most 1,000)
+ *   GET /streams/:stream                      its info and its consumers' (ack floor, next, pending, lag)
+ *   GET /streams/:stream/messages?from=&limit= messages from `from` (default: the last `limit`), at most 100
+ *   GET /streams/:stream/consumers/:consumer  one consumer
+ *
+ * Purging a stream and resetting a consumer are not offered: the StreamStore API has no such calls.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BusErrorCode } from '../bus/errors.js';
+import type { StreamMessage, StreamStore } from '../bus/streams/store.js';
+import { serveAdmitted, type AdmissionCounter, type AdmissionLimits } from './admission.js';
+import { AdminBadRequest, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
+import { errorBody, sendJson, statusFor } from './http-response.js';
+
+/** Streams `GET /streams` describes at most; messages one view returns at most; payload bytes shown per message. */
+export const STREAM_VIEW_LIMITS = { maxStreams: 1_000, maxMessages: 100, defaultMessages: 20, maxPreviewBytes: 4_096 } as const;
+
+const STREAM_ERROR_STATUS: Readonly<Record<string, number>> = {
+  [BusErrorCode.StreamNotFound]: 404,
+  [BusErrorCode.StreamConsumerNotFound]: 404,
+};
+
+/** One message as JSON: a value payload decoded, a bytes payload as UTF-8 text if it is, else base64; cut at maxPreviewBytes. */
+export interface StreamMessageView {
+  readonly seq: number;
+  readonly time: number;
+  readonly headers: Readonly<Record<string, string>> | null;
+  readonly encoding: 'bytes' | 'msgpack';
+  readonly bytes: number;
+  readonly value?: unknown;
+  readonly text?: string;
+  readonly base64?: string;
+  readonly truncated: boolean;
+}
+
+export async function serveStreams(
+  store: StreamStore,
+  limits: AdmissionLimits,
+  listener: AdmissionCounter,
+  request: IncomingMessage,
+  url: URL,
+  response: ServerResponse,
+): Promise<void> {
+  if (request.method !== 'GET') {
+    response.setHeader('allow', 'GET');
+    sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
+    return;
+  }
+  let parts: string[];
+  try {
+    parts = url.pathname.split('/').slice(2).map(decodeURIComponent);
+  } catch {
+    sendJson(response, 404, errorBody(new AdminNotFound(url.pathname)));
+    return;
+  }
+  await serveAdmitted(listener, limits, request, response, async () => {
+    try {
+      sendJson(response, 200, await route(store, parts, url));
+    } catch (error) {
+      sendJson(response, statusFor(error, STREAM_ERROR_STATUS), errorBody(error));
+    }
+  });
+}
+
+async function route(store: StreamStore, parts: string[], url: URL): Promise<unknown> {
+  if (parts.some((part) => part === '' || part.length > 300)) throw new AdminNotFound(url.pathname);
+  if (parts.length === 0) {
+    const names = (await store.streams()).slice(0, STREAM_VIEW_LIMITS.maxStreams);
+    return { streams: await Promise.all(names.map((name) => store.streamInfo(name))) };
+  }
+  const stream = parts[0]!;
+  if (parts.length === 1) {
+    const info = await store.streamInfo(stream);
+    const consumers = await store.consumers(stream);
+    return { stream: info, consumers: await Promise.all(consumers.map((name) => store.consumerInfo(stream, name))) };
+  }
+  if (parts.length === 2 && parts[1] === 'messages') return { messages: await messages(store, stream, url) };
+  if (parts.length === 3 && parts[1] === 'consumers') return store.consumerInfo(stream, parts[2]!);
+  throw new AdminNotFound(url.pathname);
+}
+
+async function messages(store: StreamStore, stream: string, url: URL): Promise<StreamMessageView[]> {
+  const limit = integerParam(url, 'limit', STREAM_VIEW_LIMITS.defaultMessages, 1, STREAM_VIEW_LIMITS.maxMessages);
+  const info = await store.streamInfo(stream);
+  const from = integerParam(url, 'from', Math.max(1, info.lastSeq - limit + 1), 1, Number.MAX_SAFE_INTEGER);
+  const seqs = [];
+  for (let seq = from; seq <= info.lastSeq && seqs.length < limit; seq++) seqs.push(seq);
+  // Evicted sequences answer undefined and are left out.
+  const found = await Promise.all(seqs.map((seq) => store.getMessage(stream, seq)));
+  return found.filter((message): message is StreamMessage => message !== undefined).map(view);
+}
+
+function view(message: StreamMessage): StreamMessageView {
+  const base = { seq: message.seq, time: message.time, headers: message.headers ?? null, encoding: message.encoding, bytes: message.payload.byteLength };
+  const truncated = message.payload.byteLength > STREAM_VIEW_LIMITS.maxPreviewBytes;
+  if (message.encoding === 'msgpack' && !truncated) return { ...base, value: message.value(), truncated };
+  const shown = message.payload.subarray(0, STREAM_VIEW_LIMITS.maxPreviewBytes);
+  const text = shown.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(shown) ? { ...base, text, truncated } : { ...base, base64: shown.toString('base64'), truncated };
+}
+
+function integerParam(url: URL, name: string, fallback: number, min: number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new AdminBadRequest(name, `must be an integer in ${min}..${max}`);
+  return value;
+}

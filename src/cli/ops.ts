@@ -1,0 +1,120 @@
+/**
+ * `molo sup ...` and `molo programs ...`: supervisor children and OS programs through a node's
+ * observer actions (`/actions/...`, which call the public Supervisor and ProgramSupervisor APIs).
+ * Targets are tree paths, as `molo tree` prints them. Actions need MOLO_ADMIN_TOKEN.
+ */
+import Table from 'cli-table3';
+import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
+import type { TreeSnapshot } from '../admin/tree-snapshot.js';
+import type { ProgramSupervisorStatus } from '../behaviours/index.js';
+import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import { treePath } from './nodes.js';
+import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
+
+export const SUP_USAGE = `usage: molo sup <restart|terminate> PATH [--node NAME] [--url URL] [--json]
+
+  restart PATH     restart the child at PATH (root/web/db): stopped first if it runs
+  terminate PATH   stop the child at PATH (its supervisor keeps its spec)
+
+environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required)
+exit codes: 0 done, 1 refused or unreachable, 2 usage
+`;
+
+export const PROGRAMS_USAGE = `usage: molo programs <command> [--node NAME] [--url URL] [--json]
+
+  status                        every supervised OS program: state, pid, restart budget, health
+  start|stop|restart PATH NAME  act on program NAME of the program supervisor at PATH (root/programs)
+
+environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required by start, stop, restart)
+exit codes: 0 done, 1 refused or unreachable, 2 usage
+`;
+
+interface Target {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly token?: string;
+}
+
+/** `molo sup` (`group` 'sup') or `molo programs` (`group` 'programs') with `argv` after the group. */
+export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const usage = group === 'sup' ? SUP_USAGE : PROGRAMS_USAGE;
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  let target: Target;
+  try {
+    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' } }));
+    if (values.help === true || positionals[0] === 'help') {
+      io.stdout(usage);
+      return ExitCode.Ok;
+    }
+    target = resolveTarget(values.url as string | undefined, values.timeout as string | undefined, io.env);
+  } catch (error) {
+    io.stderr(`molo ${group}: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    return ExitCode.Usage;
+  }
+  const node = values.node as string | undefined;
+  const json = values.json === true;
+  try {
+    const [command, ...args] = positionals;
+    if (group === 'sup') return await sup(command, args, node, json, target, io);
+    return await programs(command, args, node, json, target, io);
+  } catch (error) {
+    const usageError = error instanceof CliUsageError;
+    const code = (error as { code?: unknown }).code;
+    io.stderr(`molo ${group}: ${typeof code === 'string' && !usageError ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n${usageError ? `\n${usage}` : ''}`);
+    return usageError ? ExitCode.Usage : ExitCode.Failed;
+  }
+}
+
+async function sup(command: string | undefined, args: string[], node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (command !== 'restart' && command !== 'terminate') throw new CliUsageError(command === undefined ? 'no sup command given' : `unknown sup command '${command}'`);
+  if (args.length !== 1) throw new CliUsageError(`expected: molo sup ${command} PATH`);
+  const body = (await act(target, `/actions/child/${command}`, { path: args[0], ...(node === undefined ? {} : { node }) })) as { node: string; path: string; ref?: string | null };
+  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : `${body.path} on ${body.node}: ${command === 'restart' ? `restarted${body.ref ? ` as ${body.ref}` : ''}` : 'terminated'}\n`);
+  return ExitCode.Ok;
+}
+
+async function programs(command: string | undefined, args: string[], node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (command === 'status') {
+    if (args.length !== 0) throw new CliUsageError('expected: molo programs status');
+    const tree = (await read(target, treePath(node))) as TreeSnapshot;
+    const entries = tree.sections?.['programs'] ?? [];
+    if (json) {
+      io.stdout(`${JSON.stringify(entries, null, 2)}\n`);
+      return ExitCode.Ok;
+    }
+    const table = new Table({ head: ['SUPERVISOR', 'PROGRAM', 'STATE', 'PID', 'RESTARTS', 'TOTAL', 'HEALTH', 'UPTIME'], style: { head: [], border: [] } });
+    for (const entry of entries) {
+      const status = entry.value as ProgramSupervisorStatus | undefined;
+      if (status === undefined) table.push([entry.path, entry.error?.code ?? '?', '', '', '', '', '', '']);
+      for (const p of status?.programs ?? []) {
+        table.push([entry.path, p.name, p.state, p.pid ?? '', `${p.restartsInWindow}/${p.maxRestarts}`, p.totalRestarts, p.health, p.uptimeMs === undefined ? '' : `${Math.round(p.uptimeMs / 1000)} s`]);
+      }
+    }
+    io.stdout(entries.length === 0 ? `no program supervisors on ${tree.node}\n` : `${table.toString()}\n`);
+    return ExitCode.Ok;
+  }
+  if (command !== 'start' && command !== 'stop' && command !== 'restart') throw new CliUsageError(command === undefined ? 'no programs command given' : `unknown programs command '${command}'`);
+  if (args.length !== 2) throw new CliUsageError(`expected: molo programs ${command} PATH NAME`);
+  const body = (await act(target, `/actions/program/${command}`, { path: args[0], program: args[1], ...(node === undefined ? {} : { node }) })) as { node: string; program: { name: string; state: string; pid?: number } };
+  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : `${body.program.name} on ${body.node}: ${body.program.state}${body.program.pid === undefined ? '' : ` (pid ${body.program.pid})`}\n`);
+  return ExitCode.Ok;
+}
+
+function read(target: Target, path: string): Promise<unknown> {
+  return getJson(target.url, path, target.timeoutMs, target.token).then((answer) => checked(target, path, answer));
+}
+
+function act(target: Target, path: string, body: unknown): Promise<unknown> {
+  return postJson(target.url, path, body, target.timeoutMs, target.token).then((answer) => checked(target, path, answer));
+}
+
+/** A 2xx body, or AdminBadResponse with the node's error code; a 401 or 403 says what to set. */
+function checked(target: Target, path: string, answer: AdminAnswer): unknown {
+  if (answer.status >= 200 && answer.status < 300) return answer.body;
+  const error = errorOf(answer.body);
+  let detail = error === undefined ? 'no error body' : `${error.code}: ${error.message}`;
+  if (answer.status === 401) detail += target.token === undefined || target.token === '' ? '; set MOLO_ADMIN_TOKEN to the node\'s admin.token' : '; MOLO_ADMIN_TOKEN is not the node\'s admin.token';
+  if (answer.status === 403) detail += '; give the node an admin.token (and set MOLO_ADMIN_TOKEN to it) to act on it';
+  throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, detail);
+}
