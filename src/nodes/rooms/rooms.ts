@@ -51,13 +51,13 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
             {
               strategy: 'simple_one_for_one',
               maxChildren: 100_000,
-              children: [worker('bridge', (room: string, topic: string, deliver: (item: BusItem) => void) => new RoomBridge(hub, room, topic, deliver), { restart: 'temporary' })],
+              children: [worker('bridge', (room: string, topic: string, deliver: (item: BusItem) => void) => new RoomBridge(hub, room, topic, deliver), { restart: 'temporary', server: { trapExit: true } })],
             },
             { link: parent, name: bridges },
           ),
       },
-      worker('direct', () => new DirectBridge(hub)),
-      worker('server', () => new RoomSocketServer(hub, (p) => (port = p)), { server: { name: server } }),
+      worker('direct', () => new DirectBridge(hub), { server: { trapExit: true } }),
+      worker('server', () => new RoomSocketServer(hub, (p) => (port = p)), { server: { name: server, trapExit: true } }),
     ],
   });
   return {
