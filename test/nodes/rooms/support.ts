@@ -63,6 +63,8 @@ export class Client {
   readonly frames: Frame[] = [];
   closed: { code: number; reason: string } | undefined;
   socket = '';
+  /** The cookie a load balancer set on the upgrade response (name=value), if any. */
+  cookie: string | undefined;
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
@@ -71,6 +73,10 @@ export class Client {
       this.frames.push(frame);
     });
     ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
+    ws.on('upgrade', (res) => {
+      const set = res.headers['set-cookie'];
+      if (set !== undefined && set.length > 0) this.cookie = set[0]!.split(';')[0];
+    });
     ws.on('error', () => undefined);
   }
 
@@ -125,6 +131,14 @@ export class Client {
     const deadline = Date.now() + timeoutMs;
     while (this.msgs(room).length < count) {
       if (Date.now() > deadline) throw new Error(`${this.msgs(room).length}/${count} messages in ${room}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  async closedOnce(timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.closed === undefined) {
+      if (Date.now() > deadline) throw new Error('socket not closed');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
