@@ -40,6 +40,8 @@ export interface RoomsOptions {
   /** Frames queued for one slow socket (default 1,000; ceiling 100,000). */
   readonly sendQueueMax?: number;
   readonly sendQueuePolicy?: SendQueuePolicy;
+  /** Serves other HTTP paths on the socket port (a page, an API); answers whether it handled the request (404 otherwise). */
+  readonly httpHandler?: (req: IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>;
   readonly logger?: Logger;
 }
 
@@ -62,12 +64,13 @@ export interface ResolvedRooms {
   readonly messageRatePerSecond: number;
   readonly sendQueueMax: number;
   readonly sendQueuePolicy: SendQueuePolicy;
+  readonly httpHandler: RoomsOptions['httpHandler'];
   readonly logger: Logger | undefined;
 }
 
 const KNOWN: readonly (keyof RoomsOptions)[] = [
   'bus', 'port', 'host', 'instance', 'topicPrefix', 'authenticate', 'authorize', 'presence', 'maxSockets', 'maxRoomsPerSocket',
-  'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'logger',
+  'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'httpHandler', 'logger',
 ];
 
 function integer(option: keyof typeof ROOMS_CAPS, value: number | undefined): number {
@@ -106,6 +109,7 @@ export function resolveRooms(options: RoomsOptions): ResolvedRooms {
     messageRatePerSecond: integer('messageRatePerSecond', options.messageRatePerSecond),
     sendQueueMax: integer('sendQueueMax', options.sendQueueMax),
     sendQueuePolicy: policy,
+    httpHandler: options.httpHandler,
     logger: options.logger,
   };
 }

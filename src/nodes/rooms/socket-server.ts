@@ -115,6 +115,8 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
       return;
     }
     if (url.pathname !== '/rooms/events' || req.method !== 'GET') {
+      const handler = this.hub.config.httpHandler;
+      if (handler !== undefined && (await handler(req, res))) return;
       res.writeHead(404).end();
       return;
     }
