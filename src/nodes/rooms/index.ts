@@ -6,3 +6,4 @@ export { postgresPresence, type PresenceEntry, type PresenceStore, type Postgres
 export type { RoomsStatus } from './socket-server.js';
 export type { RoomPayload } from './hub.js';
 export { RoomErrorCode, InvalidRoomOption, RoomCapReached, RoomForbidden, RoomBadSeq, RoomBadFrame } from './errors.js';
+export { RoomsMetrics, roomsMetrics } from './metrics.js';

@@ -42,6 +42,8 @@ export interface RoomsOptions {
   readonly sendQueuePolicy?: SendQueuePolicy;
   /** Serves other HTTP paths on the socket port (a page, an API); answers whether it handled the request (404 otherwise). */
   readonly httpHandler?: (req: IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>;
+  /** Prometheus registry for the rooms metrics (docs/rooms.md); none: no metrics. */
+  readonly metrics?: import('prom-client').Registry;
   readonly logger?: Logger;
 }
 
@@ -70,7 +72,7 @@ export interface ResolvedRooms {
 
 const KNOWN: readonly (keyof RoomsOptions)[] = [
   'bus', 'port', 'host', 'instance', 'topicPrefix', 'authenticate', 'authorize', 'presence', 'maxSockets', 'maxRoomsPerSocket',
-  'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'httpHandler', 'logger',
+  'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'httpHandler', 'metrics', 'logger',
 ];
 
 function integer(option: keyof typeof ROOMS_CAPS, value: number | undefined): number {

@@ -8,6 +8,7 @@ import type { ActorRuntime, Ref } from '../../actors/index.js';
 import { GenServer, Supervisor, worker } from '../../behaviours/index.js';
 import type { BusItem } from '../bus/index.js';
 import { RoomsHub } from './hub.js';
+import { roomsMetrics } from './metrics.js';
 import { resolveRooms, type RoomsOptions } from './options.js';
 import type { PresenceEntry } from './presence.js';
 import { DirectBridge, RoomBridge } from './room-bridge.js';
@@ -29,6 +30,7 @@ let started = 0;
 export async function startRooms(system: ActorRuntime, options: RoomsOptions): Promise<Rooms> {
   const config = resolveRooms(options);
   const hub = new RoomsHub(config);
+  const metrics = roomsMetrics(options.metrics);
   const tag = `rooms.${config.instance}.${++started}`;
   const bridges = `${tag}.bridges`;
   const server = `${tag}.server`;
@@ -39,6 +41,7 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
       if (ref !== undefined) Supervisor.terminateChild(system, bridges, ref).catch(() => undefined);
     };
   };
+  metrics?.add(hub);
   const supervisor = await Supervisor.start(system, {
     strategy: 'one_for_all',
     children: [
@@ -71,6 +74,7 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
     presence: async (room) => (config.presence === undefined ? [] : config.presence.list(room)),
     status: () => GenServer.call<RoomSocketServer>(system, server, 'status'),
     stop: async () => {
+      metrics?.remove(hub);
       await Supervisor.stop(system, supervisor);
     },
   };

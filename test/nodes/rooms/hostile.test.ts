@@ -5,6 +5,7 @@
  */
 import { createConnection, type Socket } from 'node:net';
 import { request } from 'node:http';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
 import { sleep } from '../../support/systems.js';
@@ -32,7 +33,8 @@ const authenticate = (req: import('node:http').IncomingMessage): unknown => (req
 
 describe('hostile clients', () => {
   it('a forbidden room, a forged seq, a flood of joins and an oversized frame are each refused by name; the neighbour is unaffected', async () => {
-    await withInstance({ authorize, authenticate, maxMessageBytes: 1_024, joinRatePerSecond: 5 }, async (one, clients) => {
+    const registry = new Registry();
+    await withInstance({ authorize, authenticate, maxMessageBytes: 1_024, joinRatePerSecond: 5, metrics: registry }, async (one, clients) => {
       const good = await Client.connect(one.rooms.port);
       const bad = await Client.connect(one.rooms.port);
       clients.push(good, bad);
@@ -59,6 +61,9 @@ describe('hostile clients', () => {
       const status = await one.rooms.status();
       expect(status.counters).toMatchObject({ forbidden: 1, forgedSeq: 1, refused: 1 });
       expect(status.counters.capRefusals).toBeGreaterThanOrEqual(1);
+      const text = await registry.metrics();
+      expect(text).toMatch(/molo_rooms_events_total\{instance="h\w+",event="forgedSeq"\} 1/);
+      expect(text).toMatch(/molo_rooms_sockets\{instance="h\w+"\} [23]/);
     });
   });
 
