@@ -5,6 +5,7 @@
  * wake-up only: a lost one (listener reconnect) costs at most one poll interval, and a reconnect
  * of the listener re-reads every subscription at once.
  */
+import type { Registry } from 'prom-client';
 import { unknownOptionKey } from '../../actors/option-keys.js';
 import { openStreams, type SqlStreamStore, type StreamConfig } from '../../bus/index.js';
 import type { PostgresDatabase } from '../../data/index.js';
@@ -23,11 +24,13 @@ export interface PostgresBusOptions {
   readonly retentionIntervalMs?: number;
   /** Subscriptions this bus holds at most (default 10,000; ceiling 100,000). */
   readonly maxSubscriptions?: number;
+  /** Prometheus registry for the topic streams' metrics (store label: the table prefix); none: no metrics. */
+  readonly metrics?: Registry;
   readonly logger?: Logger;
 }
 
 export const BUS_DEFAULTS = Object.freeze({ pollIntervalMs: 1_000, retentionIntervalMs: 5_000, maxSubscriptions: 10_000, maxSubscriptionsCap: 100_000, readLimit: 100, maxReadLimit: 1_000 });
-const KNOWN: readonly (keyof PostgresBusOptions)[] = ['table', 'retention', 'pollIntervalMs', 'retentionIntervalMs', 'maxSubscriptions', 'logger'];
+const KNOWN: readonly (keyof PostgresBusOptions)[] = ['table', 'retention', 'pollIntervalMs', 'retentionIntervalMs', 'maxSubscriptions', 'metrics', 'logger'];
 const TOPIC = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 function integer(option: string, value: number | undefined, fallback: number, min: number, max: number): number {
@@ -235,7 +238,7 @@ export async function postgresBus(db: PostgresDatabase, options: PostgresBusOpti
   const unknown = unknownOptionKey(options, KNOWN);
   if (unknown !== undefined) throw new NodeBusInvalidArgument(`option ${unknown.key}`, unknown.detail);
   const table = options.table ?? 'molo_bus';
-  const streams = await openStreams(db, { name: table, table, logger: options.logger });
+  const streams = await openStreams(db, { name: table, table, logger: options.logger, metrics: options.metrics });
   try {
     return await new PostgresBus(db, streams, `${table}_pub`, options).start(options);
   } catch (error) {
