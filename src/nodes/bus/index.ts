@@ -2,3 +2,4 @@
 export { gapOf, type Bus, type BusGap, type BusItem, type BusMessage, type BusRead, type BusSubscription } from './bus.js';
 export { postgresBus, PostgresBus, BUS_DEFAULTS, type PostgresBusOptions } from './postgres-bus.js';
 export { NodeBusErrorCode, NodeBusInvalidArgument, NodeBusClosed } from './errors.js';
+export { natsBus, NatsBus, type NatsBusOptions } from './nats-bus.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
 import { sleep } from '../../support/systems.js';
-import { Client, instance, type Instance } from './support.js';
+import { Client, instance, type BusKind, type Instance } from './support.js';
 
 let fresh: FreshDatabase;
 const running: Instance[] = [];
@@ -30,8 +30,9 @@ function scenario(name: string, body: () => Promise<void>, timeout = 20_000): vo
   });
 }
 
+let busKind: BusKind = 'postgres';
 async function start(name: string, options: Parameters<typeof instance>[2] = {}): Promise<Instance> {
-  const one = await instance(fresh, name, options);
+  const one = await instance(fresh, `${name}${busKind[0]}`, { busKind, ...options });
   running.push(one);
   return one;
 }
@@ -41,7 +42,12 @@ async function connect(one: Instance, headers?: Record<string, string>): Promise
   return client;
 }
 
-describe('rooms on the Postgres bus', () => {
+// The same scenarios on each bus implementation.
+describe.each(['postgres', 'nats'] as const)('rooms on the %s bus', (kind) => {
+  beforeAll(() => {
+    busKind = kind;
+  });
+
   scenario('a broadcast is published once and every socket on both instances gets it once, in order', async () => {
     const [a, b] = [await start('a1'), await start('b1')];
     const sockets = [await connect(a), await connect(a), await connect(b), await connect(b)];
@@ -94,7 +100,7 @@ describe('rooms on the Postgres bus', () => {
   scenario('past retention the reconnect gets a typed gap, then the retained rest', async () => {
     const a = await start('a4', { retention: { maxMsgs: 5 } });
     for (let i = 0; i < 12; i++) await a.rooms.broadcast('old', i);
-    await a.bus.enforceRetention();
+    await a.retain();
     const client = await connect(a);
     await client.join('old', 2);
     await client.waitCount('old', 5);
@@ -108,16 +114,16 @@ describe('rooms on the Postgres bus', () => {
     await x.join('p');
     await y.join('p');
     await x.wait((f) => f.t === 'presence' && f.event === 'join' && f.socket === y.socket);
-    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual(['a5', 'b5']);
+    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual([`a5${kind[0]}`, `b5${kind[0]}`]);
     // An instance that died without leaving (its rows, nobody renewing them; the SIGKILL case is the HAProxy test's).
     await a.db.query(`INSERT INTO molo_room_presence VALUES ('p', 'ghost-1', 'ghost', '{}', $1::int8)`, [Date.now() + 500]);
-    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual(['a5', 'b5', 'ghost']);
+    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual([`a5${kind[0]}`, `b5${kind[0]}`, 'ghost']);
     await x.wait((f) => f.t === 'presence' && f.event === 'leave' && f.socket === 'ghost-1', 5_000);
     await y.wait((f) => f.t === 'presence' && f.event === 'leave' && f.socket === 'ghost-1', 5_000);
-    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual(['a5', 'b5']);
+    expect((await a.rooms.presence('p')).map((e) => e.instance).sort()).toEqual([`a5${kind[0]}`, `b5${kind[0]}`]);
     // A socket that goes is a leave event too.
     await y.close();
     await x.wait((f) => f.t === 'presence' && f.event === 'leave' && f.socket === y.socket);
-    expect((await a.rooms.presence('p')).map((e) => e.instance)).toEqual(['a5']);
+    expect((await a.rooms.presence('p')).map((e) => e.instance)).toEqual([`a5${kind[0]}`]);
   });
 });

@@ -5,24 +5,37 @@
 import WebSocket from 'ws';
 import type { ActorSystem } from '../../../src/actors/index.js';
 import { createPostgresPool, type PostgresDatabase } from '../../../src/data/index.js';
-import { postgresBus, postgresPresence, startRooms, type PostgresBus, type Rooms, type RoomsOptions } from '../../../src/nodes/index.js';
+import { natsBus, postgresBus, postgresPresence, startRooms, type Bus, type Rooms, type RoomsOptions } from '../../../src/nodes/index.js';
 import type { FreshDatabase } from '../../support/pg.js';
 import { testSystem } from '../../support/systems.js';
 
 export interface Instance {
   readonly system: ActorSystem;
   readonly db: PostgresDatabase;
-  readonly bus: PostgresBus;
+  readonly bus: Bus;
+  /** One retention pass (Postgres); JetStream evicts as it stores. */
+  retain(): Promise<void>;
   readonly rooms: Rooms;
   stop(): Promise<void>;
 }
 
-export async function instance(fresh: FreshDatabase, name: string, options: Partial<RoomsOptions> & { retention?: { maxMsgs?: number }; presenceTtlMs?: number } = {}): Promise<Instance> {
-  const { retention, presenceTtlMs, ...rest } = options;
+export type BusKind = 'postgres' | 'nats';
+/** Per test process: NATS streams of one run never meet another run's. */
+const NATS_PREFIX = `MOLO_T${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+
+export async function instance(
+  fresh: FreshDatabase,
+  name: string,
+  options: Partial<RoomsOptions> & { retention?: { maxMsgs?: number }; presenceTtlMs?: number; busKind?: BusKind } = {},
+): Promise<Instance> {
+  const { retention, presenceTtlMs, busKind = 'postgres', ...rest } = options;
   const system = testSystem({ node: name });
   const db = await createPostgresPool(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: fresh.database, min: 1, max: 4 });
   // Topic streams of another retention live under their own table (instances of one bus agree on it).
-  const bus = await postgresBus(db, { pollIntervalMs: 200, retentionIntervalMs: 0, retention, table: retention === undefined ? undefined : 'molo_bus_short' });
+  const bus =
+    busKind === 'nats'
+      ? await natsBus({ prefix: retention === undefined ? NATS_PREFIX : `${NATS_PREFIX}_S`, retention })
+      : await postgresBus(db, { pollIntervalMs: 200, retentionIntervalMs: 0, retention, table: retention === undefined ? undefined : 'molo_bus_short' });
   let rooms: Rooms;
   try {
     const presence = presenceTtlMs === undefined ? undefined : await postgresPresence(db, { ttlMs: presenceTtlMs });
@@ -37,6 +50,9 @@ export async function instance(fresh: FreshDatabase, name: string, options: Part
     db,
     bus,
     rooms,
+    async retain() {
+      if ('enforceRetention' in bus) await (bus as { enforceRetention(): Promise<number> }).enforceRetention();
+    },
     async stop() {
       await rooms.stop();
       await bus.close();
