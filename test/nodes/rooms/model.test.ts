@@ -9,13 +9,17 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
 import { Client, instance, type Frame, type Instance } from './support.js';
+import { dropNatsStreams } from './support.js';
 
 const KEEP = 5;
 let fresh: FreshDatabase;
 beforeAll(() => {
   fresh = freshDatabase('rooms_model');
 });
-afterAll(() => fresh.drop());
+afterAll(async () => {
+  fresh.drop();
+  await dropNatsStreams();
+});
 
 type Step =
   | { readonly kind: 'connect'; readonly client: number; readonly at: number }

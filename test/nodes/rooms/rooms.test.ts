@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
 import { sleep } from '../../support/systems.js';
 import { Client, instance, type BusKind, type Instance } from './support.js';
+import { dropNatsStreams } from './support.js';
 
 let fresh: FreshDatabase;
 const running: Instance[] = [];
@@ -14,7 +15,10 @@ const clients: Client[] = [];
 beforeAll(() => {
   fresh = freshDatabase('rooms');
 });
-afterAll(() => fresh.drop());
+afterAll(async () => {
+  fresh.drop();
+  await dropNatsStreams();
+});
 /** Instances stop inside the test (the leak check runs before a file's afterEach). */
 async function cleanup(): Promise<void> {
   for (const client of clients.splice(0)) await client.close();

@@ -167,3 +167,17 @@ export class Client {
     });
   }
 }
+
+/** Deletes this test process's JetStream streams (the NATS server outlives the run). */
+export async function dropNatsStreams(): Promise<void> {
+  const { connect } = await import('nats');
+  const nc = await connect({ servers: '127.0.0.1:4222' });
+  try {
+    const jsm = await nc.jetstreamManager();
+    const names: string[] = [];
+    for await (const name of jsm.streams.names()) if (name.startsWith(NATS_PREFIX)) names.push(name);
+    for (const name of names) await jsm.streams.delete(name);
+  } finally {
+    await nc.close();
+  }
+}
