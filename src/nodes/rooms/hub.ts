@@ -45,6 +45,8 @@ export class RoomsHub {
   readonly counters: RoomsCounters = { accepted: 0, refused: 0, published: 0, sent: 0, dropped: 0, closedSlow: 0, forgedSeq: 0, forbidden: 0, capRefusals: 0, gaps: 0 };
   #next = 0;
   startBridge: BridgeStarter | undefined;
+  /** The live bridge of each room entry, by its deliver function (the same across the bridge's restarts). */
+  readonly bridges = new Map<(item: BusItem) => void, import('../../actors/index.js').Ref>();
 
   constructor(readonly config: ResolvedRooms) {}
 
@@ -207,6 +209,17 @@ export class RoomsHub {
     made.ready.catch(() => this.rooms.get(room) === made && this.rooms.delete(room));
     this.rooms.set(room, made);
     return made;
+  }
+
+  /** Where a restarted bridge of `room` resumes: one past the lowest position of a live member; undefined when none has one yet. */
+  resumeSeq(room: string): number | undefined {
+    let low: number | undefined;
+    for (const conn of this.rooms.get(room)?.members ?? []) {
+      const membership = conn.rooms.get(room);
+      if (membership === undefined || membership.catching !== undefined) continue;
+      low = low === undefined ? membership.last : Math.min(low, membership.last);
+    }
+    return low === undefined ? undefined : low + 1;
   }
 
   /** An item the room's bridge read from the bus: to each local member, at most once, in order. */

@@ -26,9 +26,13 @@ export class RoomBridge extends GenServer<'status', BridgeStatus, never, BusItem
   }
 
   override async init(): Promise<void> {
-    const head = await this.hub.bus.lastSeq(this.topic);
+    // A restarted bridge resumes below the members' positions (their own sequences drop what they
+    // already have), so a crash between two items loses neither; a new one starts at the head.
+    const resume = this.hub.resumeSeq(this.room);
+    const from = resume ?? (await this.hub.bus.lastSeq(this.topic)) + 1;
     const self = this.ctx.self;
-    this.#subscription = this.hub.bus.subscribe(this.topic, head + 1, (item) => this.ctx.send(self, item));
+    this.hub.bridges.set(this.deliver, self);
+    this.#subscription = this.hub.bus.subscribe(this.topic, from, (item) => this.ctx.send(self, item));
   }
 
   override handleCall(): BridgeStatus {
@@ -41,6 +45,7 @@ export class RoomBridge extends GenServer<'status', BridgeStatus, never, BusItem
 
   override terminate(): void {
     this.#subscription?.unsubscribe();
+    if (this.hub.bridges.get(this.deliver) === this.ctx.self) this.hub.bridges.delete(this.deliver);
   }
 }
 

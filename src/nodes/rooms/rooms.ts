@@ -18,6 +18,8 @@ export interface Rooms {
   readonly instance: string;
   readonly port: number;
   readonly supervisor: Ref;
+  /** The registered name of the dynamic supervisor of this instance's room bridges. */
+  readonly bridgeSupervisor: string;
   broadcast(room: string, data: unknown, options?: { readonly except?: string }): Promise<number>;
   sendTo(socket: string, data: unknown): Promise<void>;
   presence(room: string): Promise<PresenceEntry[]>;
@@ -36,8 +38,10 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
   const server = `${tag}.server`;
   let port = 0;
   hub.startBridge = async (room: string, topic: string, deliver: (item: BusItem) => void) => {
-    const ref = await Supervisor.startChild(system, bridges, [room, topic, deliver]);
+    await Supervisor.startChild(system, bridges, [room, topic, deliver]);
+    // The bridge's current ref: after a restart it is not the one started here.
     return () => {
+      const ref = hub.bridges.get(deliver);
       if (ref !== undefined) Supervisor.terminateChild(system, bridges, ref).catch(() => undefined);
     };
   };
@@ -54,7 +58,7 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
             {
               strategy: 'simple_one_for_one',
               maxChildren: 100_000,
-              children: [worker('bridge', (room: string, topic: string, deliver: (item: BusItem) => void) => new RoomBridge(hub, room, topic, deliver), { restart: 'temporary', server: { trapExit: true } })],
+              children: [worker('bridge', (room: string, topic: string, deliver: (item: BusItem) => void) => new RoomBridge(hub, room, topic, deliver), { restart: 'transient', server: { trapExit: true } })],
             },
             { link: parent, name: bridges },
           ),
@@ -69,6 +73,7 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
       return port;
     },
     supervisor,
+    bridgeSupervisor: bridges,
     broadcast: (room, data, opts) => hub.broadcast(room, data, opts),
     sendTo: (socket, data) => hub.sendTo(socket, data),
     presence: async (room) => (config.presence === undefined ? [] : config.presence.list(room)),

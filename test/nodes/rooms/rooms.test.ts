@@ -4,6 +4,8 @@
  * instance, catch-up on reconnect to the other instance, a typed gap past retention, presence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Ref } from '../../../src/actors/index.js';
+import { Supervisor } from '../../../src/behaviours/index.js';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
 import { sleep } from '../../support/systems.js';
 import { Client, instance, type BusKind, type Instance } from './support.js';
@@ -99,6 +101,23 @@ describe.each(['postgres', 'nats'] as const)('rooms on the %s bus', (kind) => {
     await sleep(300);
     expect([...first.msgs('chat'), ...again.msgs('chat')].map((f) => f.data)).toEqual([...Array(15).keys()]);
     expect(again.frames.some((f) => f.t === 'gap')).toBe(false);
+  });
+
+  scenario('a crashed room bridge is restarted by its supervisor and resumes where its members are: no loss, no duplicate', async () => {
+    const [a, b] = [await start('a6'), await start('b6')];
+    const x = await connect(a);
+    await x.join('crash');
+    await b.rooms.broadcast('crash', 0);
+    await x.waitCount('crash', 1);
+    const [bridge] = await Supervisor.whichChildren(a.system, a.rooms.bridgeSupervisor);
+    // `kill`: the bridge traps exits (for its terminate), so only an untrappable exit crashes it.
+    a.system.exit(bridge!.ref as Ref, 'kill');
+    for (let i = 1; i < 6; i++) await b.rooms.broadcast('crash', i);
+    await x.waitCount('crash', 6);
+    await sleep(300);
+    expect(x.msgs('crash').map((f) => f.data)).toEqual([0, 1, 2, 3, 4, 5]);
+    const [again] = await Supervisor.whichChildren(a.system, a.rooms.bridgeSupervisor);
+    expect(again!.ref).not.toEqual(bridge!.ref);
   });
 
   scenario('past retention the reconnect gets a typed gap, then the retained rest', async () => {
