@@ -50,3 +50,5 @@ export {
   type ClusterTopicStats,
 } from './nodes/index.js';
 export * from './nodes/discovery/index.js';
+export * from './nodes/bus/index.js';
+export * from './nodes/rooms/index.js';

@@ -28,3 +28,5 @@ export { startClusterTopics, ClusterTopics, TOPICS_NAME, type ClusterTopicStats 
 export { ClusterErrorCode, GlobalNameTaken, GlobalNameNotFound, InvalidClusterArgument, ClusterLimitReached } from './cluster-errors.js';
 export { clusterMetrics, ClusterMetrics } from './cluster-metrics.js';
 export * from './discovery/index.js';
+export * from './bus/index.js';
+export * from './rooms/index.js';

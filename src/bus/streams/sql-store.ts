@@ -39,6 +39,8 @@ import type {
   StreamInfo,
   StreamMessage,
   StreamPayload,
+  StreamRange,
+  StreamReadOptions,
   StreamStore,
   StreamAckManyResult,
   ConsumerPosition,
@@ -215,6 +217,23 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     // Local consumers fall behind by what was added (other instances' publishes show at their next fetch).
     for (const gauge of this.consumerGauges.values()) gauge.lag += added.get(gauge.stream) ?? 0;
     return outcomes;
+  }
+
+  async read(stream: string, fromSeq: number, options: StreamReadOptions = {}): Promise<StreamRange> {
+    this.#open();
+    checkSeq(fromSeq);
+    const limit = checkInteger('limit', options.limit, 100, 1, STREAM_LIMITS.maxFetchBatch, 'streams.maxFetchBatch');
+    const entry = await this.#stream(stream, options.ctx);
+    // One transaction: the last sequence and the rows agree, so "evicted" is never confused with "not yet published".
+    return this.#db.transaction(
+      async (tx) => {
+        const head = await tx.query(this.#sql(`SELECT last_seq FROM ${this.tables.streams} WHERE id = $1::int8`), [entry.id]);
+        if (head.rows.length === 0) throw new StreamNotFound(stream);
+        const { rows } = await tx.query(this.#delivery.newMessages, [entry.id, fromSeq, limit]);
+        return { messages: await messagesOf(tx, this.#delivery, stream, entry.id, rows), lastSeq: toNumber(head.rows[0]!.last_seq) };
+      },
+      { ctx: options.ctx },
+    );
   }
 
   async getMessage(stream: string, seq: number, ctx?: DataContext): Promise<StreamMessage | undefined> {

@@ -126,6 +126,18 @@ export interface StreamFetchOptions {
   readonly ctx?: DataContext;
 }
 
+export interface StreamReadOptions {
+  /** Messages at most (default 100, at most 1,000: `streams.maxFetchBatch`). */
+  readonly limit?: number;
+  readonly ctx?: DataContext;
+}
+
+export interface StreamRange {
+  readonly messages: readonly StreamMessage[];
+  /** The stream's last sequence when the range was read (0: none yet). */
+  readonly lastSeq: number;
+}
+
 /** Why a message was terminated. */
 export type TermReason = 'term' | 'maxDeliver';
 
@@ -170,6 +182,13 @@ export interface StreamStore {
   deleteStream(name: string, ctx?: DataContext): Promise<boolean>;
   /** Resolves once the message is durably committed, with its sequence. */
   publish(stream: string, payload: StreamPayload, options?: StreamPublishOptions): Promise<PublishAck>;
+  /**
+   * Retained messages from `fromSeq` on, in sequence order, at most `limit` (default 100, at most
+   * 1,000), with the stream's last sequence read in the same transaction: a reader that finds the
+   * first message above `fromSeq` (or none while `lastSeq` is at or past it) knows that range was
+   * evicted. Reads no cursor and moves none: catch-up readers keep their own position.
+   */
+  read(stream: string, fromSeq: number, options?: StreamReadOptions): Promise<StreamRange>;
   /** One retained message, or undefined. */
   getMessage(stream: string, seq: number, ctx?: DataContext): Promise<StreamMessage | undefined>;
   /** Creates the consumer, or returns it when it exists with the same settings (StreamConflict otherwise). */

@@ -1,0 +1,166 @@
+/**
+ * The socket server of one instance, a supervised actor: an HTTP server taking WebSocket upgrades
+ * (the `ws` package) and Server-Sent Events (`GET /rooms/events?rooms=a,b`, positions carried in
+ * the event id, so a reconnecting EventSource resumes by its Last-Event-ID), and `/health`. The
+ * authentication hook runs before a socket is accepted; the socket cap answers 503 naming it.
+ * It also renews this instance's presence rows and sweeps expired ones.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { GenServer } from '../../behaviours/index.js';
+import type { Connection, Transport } from './connection.js';
+import type { RoomsHub } from './hub.js';
+
+export interface RoomsStatus {
+  readonly instance: string;
+  readonly port: number;
+  readonly sockets: number;
+  readonly rooms: number;
+  /** Frames queued for slow sockets, summed. */
+  readonly queued: number;
+  readonly counters: Readonly<Record<string, number>>;
+}
+
+export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
+  #http: Server | undefined;
+  #wss: WebSocketServer | undefined;
+  #timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly hub: RoomsHub,
+    private readonly onPort: (port: number) => void,
+  ) {
+    super();
+  }
+
+  override async init(): Promise<void> {
+    const config = this.hub.config;
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: config.maxMessageBytes });
+    const http = createServer((req, res) => void this.#request(req, res));
+    http.on('upgrade', (req: IncomingMessage, socket, head) => void this.#upgrade(req, socket as import('node:net').Socket, head));
+    this.#http = http;
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(config.port, config.host, () => resolve());
+    });
+    this.onPort((http.address() as AddressInfo).port);
+    const presence = config.presence;
+    if (presence !== undefined) {
+      const warn = (what: string) => (error: unknown) => config.logger?.warn({ event: `rooms.presence_${what}_failed`, err: error }, `presence ${what} failed`);
+      this.#timers.push(setInterval(() => presence.heartbeat(config.instance).catch(warn('heartbeat')), Math.max(250, Math.floor(presence.ttlMs / 3))));
+      this.#timers.push(setInterval(() => presence.sweep().then((gone) => this.hub.swept(gone)).catch(warn('sweep')), presence.ttlMs));
+      for (const timer of this.#timers) timer.unref();
+    }
+  }
+
+  override handleCall(): RoomsStatus {
+    let queued = 0;
+    for (const conn of this.hub.conns.values()) queued += conn.queued;
+    return { instance: this.hub.config.instance, port: (this.#http?.address() as AddressInfo | null)?.port ?? 0, sockets: this.hub.conns.size, rooms: this.hub.rooms.size, queued, counters: { ...this.hub.counters } };
+  }
+
+  override async terminate(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const conn of [...this.hub.conns.values()]) {
+      conn.close(1001, 'shutting down');
+      this.hub.disconnect(conn);
+    }
+    for (const client of this.#wss?.clients ?? []) client.terminate();
+    this.#wss?.close();
+    this.#http?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.#http === undefined ? resolve() : this.#http.close(() => resolve())));
+  }
+
+  async #authenticate(req: IncomingMessage): Promise<{ user: unknown } | undefined> {
+    try {
+      const user = await this.hub.config.authenticate(req);
+      return user === undefined || user === null || user === false ? undefined : { user };
+    } catch (error) {
+      this.hub.config.logger?.warn({ event: 'rooms.authenticate_failed', err: error }, 'rooms authentication hook threw');
+      return undefined;
+    }
+  }
+
+  async #upgrade(req: IncomingMessage, socket: import('node:net').Socket, head: Buffer): Promise<void> {
+    const refuse = (status: string, cap?: string): void => {
+      this.hub.counters.refused++;
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n${cap === undefined ? '' : `X-Molo-Cap: ${cap}\r\n`}Content-Length: 0\r\n\r\n`);
+    };
+    if (this.hub.atSocketCap()) return refuse('503 Service Unavailable', 'rooms.maxSockets');
+    const auth = await this.#authenticate(req);
+    if (auth === undefined) return refuse('401 Unauthorized');
+    if (this.hub.atSocketCap()) return refuse('503 Service Unavailable', 'rooms.maxSockets');
+    this.#wss!.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      const transport: Transport = {
+        kind: 'ws',
+        write: (text, done) => ws.send(text, () => done()),
+        close: (code, reason) => ws.close(code, reason),
+      };
+      const conn = this.hub.accept(transport, auth.user);
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) return conn.close(1003, 'text frames only');
+        void this.hub.frame(conn, data.toString());
+      });
+      ws.on('error', () => undefined);
+      ws.on('close', () => this.hub.disconnect(conn));
+    });
+  }
+
+  async #request(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, instance: this.hub.config.instance, sockets: this.hub.conns.size }));
+      return;
+    }
+    if (url.pathname !== '/rooms/events' || req.method !== 'GET') {
+      const handler = this.hub.config.httpHandler;
+      if (handler !== undefined && (await handler(req, res))) return;
+      res.writeHead(404).end();
+      return;
+    }
+    if (this.hub.atSocketCap()) {
+      this.hub.counters.refused++;
+      res.writeHead(503, { 'x-molo-cap': 'rooms.maxSockets' }).end();
+      return;
+    }
+    const auth = await this.#authenticate(req);
+    if (auth === undefined) {
+      this.hub.counters.refused++;
+      res.writeHead(401).end();
+      return;
+    }
+    const positions = parsePositions(String(req.headers['last-event-id'] ?? url.searchParams.get('since') ?? ''));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.write(':ok\n\n');
+    const sent = new Map(positions);
+    const transport: Transport = {
+      kind: 'sse',
+      write: (text, done) => {
+        const frame = JSON.parse(text) as { room?: string; seq?: number; to?: number; t?: string };
+        if (frame.room !== undefined) {
+          const seq = frame.t === 'gap' ? frame.to : frame.t === 'joined' ? frame.seq : frame.seq;
+          if (typeof seq === 'number') sent.set(frame.room, seq);
+        }
+        res.write(`id: ${[...sent].map(([room, seq]) => `${room}:${seq}`).join(',')}\ndata: ${text}\n\n`, () => done());
+      },
+      close: () => res.end(),
+    };
+    const conn: Connection = this.hub.accept(transport, auth.user);
+    req.on('close', () => this.hub.disconnect(conn));
+    for (const room of (url.searchParams.get('rooms') ?? '').split(',').filter(Boolean)) {
+      await this.hub.frame(conn, JSON.stringify({ t: 'join', room, since: positions.get(room) }));
+    }
+  }
+}
+
+function parsePositions(text: string): Map<string, number> {
+  const positions = new Map<string, number>();
+  for (const part of text.split(',').slice(0, 10_000)) {
+    const at = part.lastIndexOf(':');
+    const seq = Number(part.slice(at + 1));
+    if (at > 0 && Number.isSafeInteger(seq) && seq >= 0) positions.set(part.slice(0, at), seq);
+  }
+  return positions;
+}
