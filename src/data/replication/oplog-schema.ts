@@ -19,13 +19,13 @@ export function oplogDdl(backend: Backend): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS _molo_oplog (
       instance TEXT NOT NULL, seq BIGINT NOT NULL, ts TEXT NOT NULL, model TEXT NOT NULL, key TEXT NOT NULL,
-      op TEXT NOT NULL, version BIGINT NOT NULL, data ${bytes}, at_ms BIGINT NOT NULL,
+      op TEXT NOT NULL, version BIGINT NOT NULL, data ${bytes}, at_ms BIGINT NOT NULL, prev TEXT,
       PRIMARY KEY (instance, seq))`,
     `CREATE TABLE IF NOT EXISTS _molo_oplog_head (
       instance TEXT PRIMARY KEY, seq BIGINT NOT NULL, hlc TEXT NOT NULL, pruned BIGINT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS _molo_replica_keys (
       model TEXT NOT NULL, key TEXT NOT NULL, ts TEXT NOT NULL, instance TEXT NOT NULL, version BIGINT NOT NULL,
-      deleted BOOLEAN NOT NULL, PRIMARY KEY (model, key))`,
+      deleted BOOLEAN NOT NULL, prev TEXT, PRIMARY KEY (model, key))`,
     `CREATE TABLE IF NOT EXISTS _molo_oplog_cursors (origin TEXT PRIMARY KEY, seq BIGINT NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS _molo_conflicts (
       id ${backend === 'postgres' ? 'BIGSERIAL' : 'INTEGER'} PRIMARY KEY${backend === 'postgres' ? '' : ' AUTOINCREMENT'}, at_ms BIGINT NOT NULL,

@@ -60,6 +60,7 @@ interface EntryRow extends Row {
   op: string;
   version: bigint | number;
   data: Uint8Array | null;
+  prev: string | null;
 }
 
 function intOption(name: string, value: number | undefined, fallback: number, max: number): number {
@@ -70,7 +71,7 @@ function intOption(name: string, value: number | undefined, fallback: number, ma
 
 export function rowToEntry(row: EntryRow): OplogEntry {
   const data = row.data === null || row.data === undefined ? null : (oplogPackr.unpack(row.data as Buffer) as Record<string, unknown>);
-  return { seq: Number(row.seq), instance: row.instance, ts: row.ts, model: row.model, key: row.key, op: row.op as 'upsert' | 'delete', version: Number(row.version), data };
+  return { seq: Number(row.seq), instance: row.instance, ts: row.ts, model: row.model, key: row.key, op: row.op as 'upsert' | 'delete', version: Number(row.version), data, ...(row.prev === null || row.prev === undefined ? {} : { prev: row.prev }) };
 }
 
 export class Oplog implements OplogSource {
@@ -120,6 +121,11 @@ export class Oplog implements OplogSource {
     return oplog;
   }
 
+  /** Physical time on this oplog's clock (ms). */
+  nowMs(): number {
+    return this.now();
+  }
+
   /** Registers the reader of a replicated model's current state, for `snapshot`. */
   registerSnapshot(provider: SnapshotProvider): void {
     this.providers.set(provider.model, provider);
@@ -132,7 +138,16 @@ export class Oplog implements OplogSource {
   async append(q: Queryable, entries: readonly PendingEntry[], ctx?: DataContext): Promise<readonly OplogEntry[]> {
     if (entries.length === 0) return [];
     const n = entries.length;
-    const head = await q.query<{ seq: bigint | number }>(`UPDATE _molo_oplog_head SET seq = seq + $2 WHERE instance = $1 RETURNING seq`, [this.instance, n], ctx);
+    // Stamped before the head is bumped: the rows were already written (and on Postgres locked), so a
+    // later writer of the same key stamps after this one; the head keeps the highest stamp.
+    const stamps: string[] = [];
+    for (let i = 0; i < n; i++) stamps.push(this.clock.now());
+    const prev = await this.lastWriters(q, entries, ctx);
+    const head = await q.query<{ seq: bigint | number }>(
+      `UPDATE _molo_oplog_head SET seq = seq + $2, hlc = CASE WHEN hlc < $3 THEN $3 ELSE hlc END WHERE instance = $1 RETURNING seq`,
+      [this.instance, n, stamps[n - 1]!],
+      ctx,
+    );
     const last = Number(head.rows[0]!.seq);
     const at = this.now();
     const stamped: OplogEntry[] = [];
@@ -140,35 +155,59 @@ export class Oplog implements OplogSource {
     const groups: string[] = [];
     for (let i = 0; i < n; i++) {
       const e = entries[i]!;
-      const entry: OplogEntry = { seq: last - n + 1 + i, instance: this.instance, ts: this.clock.now(), model: e.model, key: e.key, op: e.op, version: e.version, data: e.data };
+      const before = prev.get(`${e.model}\u0000${e.key}`);
+      const entry: OplogEntry = {
+        seq: last - n + 1 + i,
+        instance: this.instance,
+        ts: stamps[i]!,
+        model: e.model,
+        key: e.key,
+        op: e.op,
+        version: e.version,
+        data: e.data,
+        ...(before === undefined ? {} : { prev: before }),
+      };
+      // A key written twice in one append: the second builds on the first.
+      prev.set(`${e.model}\u0000${e.key}`, writerId(entry.ts, this.instance));
       stamped.push(entry);
       const b = params.length;
-      groups.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`);
-      params.push(this.instance, entry.seq, entry.ts, e.model, e.key, e.op, e.version, e.data === null ? null : oplogPackr.pack(e.data), at);
+      groups.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9}, $${b + 10})`);
+      params.push(this.instance, entry.seq, entry.ts, e.model, e.key, e.op, e.version, e.data === null ? null : oplogPackr.pack(e.data), at, entry.prev ?? null);
     }
-    // 9 parameters per entry: chunks stay under the 1,024-parameter cap.
+    // 10 parameters per entry: chunks stay under the 1,024-parameter cap.
     for (let start = 0; start < groups.length; start += 100) {
       const chunk = groups.slice(start, start + 100);
       await q.query(
-        `INSERT INTO _molo_oplog (instance, seq, ts, model, key, op, version, data, at_ms) VALUES ${renumber(chunk, start * 9)}`,
-        params.slice(start * 9, (start + chunk.length) * 9),
+        `INSERT INTO _molo_oplog (instance, seq, ts, model, key, op, version, data, at_ms, prev) VALUES ${renumber(chunk, start * 10)}`,
+        params.slice(start * 10, (start + chunk.length) * 10),
         ctx,
       );
     }
     await this.recordKeys(q, stamped, ctx);
-    await q.query(`UPDATE _molo_oplog_head SET hlc = $2 WHERE instance = $1`, [this.instance, this.clock.last], ctx);
     this.appended += n;
     if (last > this.lastSeq) this.lastSeq = last;
     return stamped;
+  }
+
+  /** The timestamp of each key's last accepted writer (what a new local write builds on). */
+  private async lastWriters(q: Queryable, entries: readonly PendingEntry[], ctx?: DataContext): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const e of entries) {
+      const id = `${e.model}\u0000${e.key}`;
+      if (out.has(id)) continue;
+      const row = (await q.query<{ ts: string; instance: string }>(`SELECT ts, instance FROM _molo_replica_keys WHERE model = $1 AND key = $2`, [e.model, e.key], ctx)).rows[0];
+      if (row !== undefined) out.set(id, writerId(row.ts, row.instance));
+    }
+    return out;
   }
 
   /** The last-writer row of each key, for the conflict policies (replica-keys.ts reads it). */
   async recordKeys(q: Queryable, entries: readonly OplogEntry[], ctx?: DataContext): Promise<void> {
     for (const e of entries) {
       await q.query(
-        `INSERT INTO _molo_replica_keys (model, key, ts, instance, version, deleted) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (model, key) DO UPDATE SET ts = excluded.ts, instance = excluded.instance, version = excluded.version, deleted = excluded.deleted`,
-        [e.model, e.key, e.ts, e.instance, e.version, e.op === 'delete'],
+        `INSERT INTO _molo_replica_keys (model, key, ts, instance, version, deleted, prev) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (model, key) DO UPDATE SET ts = excluded.ts, instance = excluded.instance, version = excluded.version, deleted = excluded.deleted, prev = excluded.prev`,
+        [e.model, e.key, e.ts, e.instance, e.version, e.op === 'delete', e.prev ?? null],
         ctx,
       );
     }
@@ -218,7 +257,7 @@ export class Oplog implements OplogSource {
     if (afterSeq < pruned) throw new OplogBehindRetention(this.instance, afterSeq, pruned + 1);
     const rows = (
       await this.db.query<EntryRow>(
-        `SELECT instance, seq, ts, model, key, op, version, data FROM _molo_oplog WHERE instance = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        `SELECT instance, seq, ts, model, key, op, version, data, prev FROM _molo_oplog WHERE instance = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
         [this.instance, afterSeq, maxEntries],
         undefined,
         { maxRows: maxEntries },
@@ -303,6 +342,11 @@ export class Oplog implements OplogSource {
       return removed;
     });
   }
+}
+
+/** A writer's identity as `prev` holds it: its stamp and instance (stamps alone may tie across instances). */
+export function writerId(ts: string, instance: string): string {
+  return `${ts}/${instance}`;
 }
 
 /** `($1, ...)` groups renumbered from `offset` to start at $1. */
