@@ -84,6 +84,7 @@ export class Oplog implements OplogSource {
   private readonly listeners = new Set<(highWater: number) => void>();
   private readonly providers = new Map<string, SnapshotProvider>();
   private lastSeq = 0;
+  private readOnly = false;
   private sincePrune = 0;
   private pruning: Promise<void> | undefined;
   /** Entries appended by this process (committed or not: a count for metrics, not a sequence). */
@@ -126,6 +127,17 @@ export class Oplog implements OplogSource {
     return this.now();
   }
 
+  /**
+   * Another instance's oplog in a shared database (Postgres), for reading only: the change feed of
+   * instances that share one database (`read`, `tail`, `highWater`); `append` refuses.
+   */
+  static async reader(db: Database, instance: string, ctx?: DataContext): Promise<Oplog> {
+    for (const ddl of oplogDdl(db.backend)) await db.query(ddl, undefined, ctx);
+    const oplog = new Oplog(db, { instance }, HLC_ZERO);
+    oplog.readOnly = true;
+    return oplog;
+  }
+
   /** Registers the reader of a replicated model's current state, for `snapshot`. */
   registerSnapshot(provider: SnapshotProvider): void {
     this.providers.set(provider.model, provider);
@@ -137,6 +149,7 @@ export class Oplog implements OplogSource {
    */
   async append(q: Queryable, entries: readonly PendingEntry[], ctx?: DataContext): Promise<readonly OplogEntry[]> {
     if (entries.length === 0) return [];
+    if (this.readOnly) throw new InvalidDataConfig('replication.instance', `the oplog of ${this.instance} was opened as a reader here`);
     const n = entries.length;
     // Stamped before the head is bumped: the rows were already written (and on Postgres locked), so a
     // later writer of the same key stamps after this one; the head keeps the highest stamp.
