@@ -52,6 +52,9 @@ export const DataErrorCode = {
   OrmMigrationInvalid: 'ORM_MIGRATION_INVALID',
   OrmMigrationChecksumMismatch: 'ORM_MIGRATION_CHECKSUM_MISMATCH',
   OrmMigrationFailed: 'ORM_MIGRATION_FAILED',
+  ReplicationBehindRetention: 'REPLICATION_BEHIND_RETENTION',
+  ReplicationInvalidTimestamp: 'REPLICATION_INVALID_TIMESTAMP',
+  ReplicationClockDrift: 'REPLICATION_CLOCK_DRIFT',
 } as const;
 export type DataErrorCode = (typeof DataErrorCode)[keyof typeof DataErrorCode];
 

@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './kv/errors.js';
 export * from './cache/errors.js';
 export * from './orm/errors.js';
+export * from './replication/errors.js';
 export * from './database.js';
 export type { DriverConnection, Connector } from './driver.js';
 export { POOL_DEFAULTS, type PoolConfig } from './pool-config.js';
@@ -43,3 +44,4 @@ export {
 export * from './kv/index.js';
 export * from './cache/index.js';
 export { traced, DataSpanName } from './tracing.js';
+export * from './replication/index.js';

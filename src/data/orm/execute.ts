@@ -13,6 +13,7 @@ import type { PendingEvent, WriteEventChannel } from './events.js';
 import type { Logger } from '../../telemetry/index.js';
 import type { OrmMetrics } from './metrics.js';
 import type { HealContext, ModelMeta, OrmHealer } from './model.js';
+import type { Oplog } from '../replication/oplog.js';
 
 /** What every scope of one `Orm` shares. */
 export interface OrmShared {
@@ -27,6 +28,8 @@ export interface OrmShared {
   readonly facade: (scope: Scope) => unknown;
   readonly metrics?: OrmMetrics;
   readonly logger?: Logger;
+  /** Where replicated models' writes append their entries, in the writing transaction. */
+  readonly oplog?: Oplog;
 }
 
 /** An explicit transaction's state: its id, the events waiting for COMMIT, the savepoint counter. */
@@ -35,6 +38,8 @@ export interface TxState {
   readonly handle: Transaction;
   readonly pending: PendingEvent[];
   savepoints: { next: number };
+  /** Oplog entries appended in the whole transaction (savepoints share the outer count): the post-commit wake-up. */
+  readonly appended: { n: number };
 }
 
 export interface Scope {
@@ -137,7 +142,7 @@ export async function inTransaction<T>(scope: Scope, fn: (inner: Scope) => Promi
   if (parent !== undefined) {
     const pending: PendingEvent[] = [];
     const value = await parent.handle.transaction(
-      (inner) => fn({ shared: scope.shared, q: inner, tx: { txId: parent.txId, handle: inner, pending, savepoints: parent.savepoints }, ...(scope.ctx === undefined ? {} : { ctx: scope.ctx }) }),
+      (inner) => fn({ shared: scope.shared, q: inner, tx: { txId: parent.txId, handle: inner, pending, savepoints: parent.savepoints, appended: parent.appended }, ...(scope.ctx === undefined ? {} : { ctx: scope.ctx }) }),
       scope.ctx === undefined ? {} : { ctx: scope.ctx },
     );
     for (const event of pending) parent.pending.push(event);
@@ -146,10 +151,12 @@ export async function inTransaction<T>(scope: Scope, fn: (inner: Scope) => Promi
   const channel = scope.shared.events;
   const txId = channel.beginTx();
   const pending: PendingEvent[] = [];
+  const appended = { n: 0 };
   const value = await scope.shared.db.transaction(
-    (handle) => fn({ shared: scope.shared, q: handle, tx: { txId, handle, pending, savepoints: { next: 0 } }, ...(scope.ctx === undefined ? {} : { ctx: scope.ctx }) }),
+    (handle) => fn({ shared: scope.shared, q: handle, tx: { txId, handle, pending, savepoints: { next: 0 }, appended }, ...(scope.ctx === undefined ? {} : { ctx: scope.ctx }) }),
     { ...options, ...(scope.ctx === undefined ? {} : { ctx: scope.ctx }) },
   );
+  if (appended.n > 0) scope.shared.oplog?.committed(appended.n);
   channel.publish(txId, pending);
   return value;
 }

@@ -18,6 +18,7 @@ import type { Queryable } from '../database.js';
 import { InvalidModel } from './errors.js';
 import type { Backend, Value } from '../values.js';
 import type { DefaultSpec, FieldKind, Fields, Field, ValueOf } from './fields.js';
+import type { ReplicatedOption } from '../replication/targets.js';
 
 export interface ColumnMeta {
   readonly name: string;
@@ -101,6 +102,11 @@ export interface ModelOptions<F extends Fields, V extends string> {
   /** Table-level CHECK expressions (author-written SQL). */
   readonly checks?: readonly string[];
   readonly hooks?: ModelHooks<RowOfFields<F>>;
+  /**
+   * Replicate this model's rows by oplog (docs/replication.md): every write appends an entry in its own
+   * transaction when the `Orm` has an oplog; remote entries are applied through this policy.
+   */
+  readonly replicated?: ReplicatedOption;
 }
 
 export type RowOfFields<F extends Fields> = { -readonly [K in keyof F]: ValueOf<F[K]> };
@@ -142,6 +148,8 @@ export interface Model<F extends Fields = Fields, V extends string = string> {
   /** Column references: `User.c.email`. */
   readonly c: ColumnRefs<F>;
   readonly hooks: ModelHooks<RowOfFields<F>>;
+  /** The declared replication policy, when the model is replicated. */
+  readonly replicated?: ReplicatedOption;
   /** Named relations, registered by `hasMany`/`belongsTo`/`manyToMany` (relations.ts). */
   readonly relations: Map<string, unknown>;
   /** Phantom: the version column's key. */
@@ -272,6 +280,13 @@ export function defineModel<const F extends Fields, const V extends keyof F & st
     indexNames.add(index.name);
   }
   checks.push(...(options.checks ?? []));
+  const replicated = options.replicated;
+  if (replicated !== undefined) {
+    const policy = (replicated as { policy?: unknown }).policy;
+    if (policy !== 'optimistic' && policy !== 'lww' && policy !== 'hook') fail(table, `replicated.policy must be optimistic, lww or hook, got ${JSON.stringify(policy)}`);
+    if (policy === 'hook' && typeof (replicated as { resolve?: unknown }).resolve !== 'function') fail(table, 'replicated.policy hook needs a resolve function');
+    if (policy === 'optimistic' && versionColumn === undefined) fail(table, 'replicated.policy optimistic needs a version column (options.version)');
+  }
 
   const meta: ModelMeta = {
     table,
@@ -284,7 +299,7 @@ export function defineModel<const F extends Fields, const V extends keyof F & st
   };
   const refs: Record<string, ColumnRef> = {};
   for (const col of columns) refs[col.name] = Object.freeze({ [COLUMN]: true, table, name: col.name, kind: col.kind, nullable: col.nullable }) as ColumnRef;
-  return { [MODEL]: true, table, fields, meta, c: Object.freeze(refs), hooks: options.hooks ?? {}, relations: new Map() } as unknown as Model<F, V>;
+  return { [MODEL]: true, table, fields, meta, c: Object.freeze(refs), hooks: options.hooks ?? {}, ...(replicated === undefined ? {} : { replicated }), relations: new Map() } as unknown as Model<F, V>;
 }
 
 /** A column reference made by `defineModel` (never a look-alike object). */

@@ -22,6 +22,7 @@ import { ormMetrics } from './metrics.js';
 import { exec, inTransaction, type OrmShared, type Scope } from './execute.js';
 import type { AnyModel, InsertOf, ModelMeta, OrmHealer, RowOf } from './model.js';
 import { Query } from './query.js';
+import type { Oplog } from '../replication/oplog.js';
 import { loadOne, preload, type Relation } from './relations.js';
 import { compileSql, type SqlFragment } from './sql.js';
 import { insertMany, insertOne, upsertRow, type InsertManyOptions, type UpsertOptions } from './write.js';
@@ -38,6 +39,8 @@ export interface OrmOptions {
   readonly metrics?: Registry;
   /** Where heal retries that failed and throwing event subscribers are logged (pino-shaped). */
   readonly logger?: Logger;
+  /** This instance's oplog: writes of models declaring `replicated` append to it in their transaction. */
+  readonly oplog?: Oplog;
 }
 
 /** A primary key: the value, or an array / object of the values for a composite key. */
@@ -78,6 +81,7 @@ export class Orm {
       ...(metrics === undefined ? {} : { metrics }),
       ...(logger === undefined ? {} : { logger }),
       ...(options.healer === undefined ? {} : { healer: options.healer }),
+      ...(options.oplog === undefined ? {} : { oplog: options.oplog }),
       maxRows,
       facade: (scope) => new Orm(scope),
     };

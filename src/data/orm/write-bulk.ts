@@ -9,6 +9,7 @@ import { quoteIdent } from './dialect.js';
 import { emit, exec, inTransaction, listening, type Scope } from './execute.js';
 import type { AnyModel } from './model.js';
 import { encodeValue } from './types.js';
+import { recordWrites, replicatedHere } from './write-oplog.js';
 import { beforeSave, checkKeys, event, hookContext, needsOwnTx, returningList, type Values } from './write-common.js';
 
 /** Keys of rows a bulk write may report for its events (the driver's ceiling; keys only, so bounded memory). */
@@ -21,7 +22,7 @@ const MAX_EVENT_KEYS = 1_000_000;
  */
 function bulkReturning(scope: Scope, model: AnyModel, returning: boolean, hook: unknown): { list: string | undefined; full: boolean; maxRows: number } {
   const codec = codecFor(model, scope.shared.backend);
-  const full = returning || hook !== undefined;
+  const full = returning || hook !== undefined || replicatedHere(scope, model);
   if (full) return { list: returningList(codec, true), full, maxRows: scope.shared.maxRows };
   if (listening(scope)) return { list: returningList(codec, false), full, maxRows: MAX_EVENT_KEYS };
   return { list: undefined, full, maxRows: 0 };
@@ -57,6 +58,7 @@ export async function updateWhere(
   const result = await exec(scope, codec.meta, text, params, back.list === undefined ? undefined : { maxRows: back.maxRows });
   if (back.list === undefined) return result.affected;
   const rows = decodeRows<Row>(codec, result.rows);
+  await recordWrites(scope, model, codec, rows, 'update');
   if (model.hooks.afterSave !== undefined) for (const row of rows) await model.hooks.afterSave(row as never, hookContext(scope, 'update'));
   if (listening(scope)) emit(scope, rows.map((row) => event(codec, row, 'update')));
   return returning ? rows : rows.length;
@@ -75,6 +77,7 @@ export async function deleteWhere(scope: Scope, model: AnyModel, compileWhere: (
   const result = await exec(scope, codec.meta, text, params, back.list === undefined ? undefined : { maxRows: back.maxRows });
   if (back.list === undefined) return result.affected;
   const rows = decodeRows<Row>(codec, result.rows);
+  await recordWrites(scope, model, codec, rows, 'delete');
   if (model.hooks.afterDelete !== undefined) for (const row of rows) await model.hooks.afterDelete(row as never, hookContext(scope, 'delete'));
   if (listening(scope)) emit(scope, rows.map((row) => event(codec, row, 'delete')));
   return returning ? rows : rows.length;

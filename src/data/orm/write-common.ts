@@ -9,6 +9,7 @@ import { quoteIdent } from './dialect.js';
 import type { PendingEvent, WriteOp } from './events.js';
 import type { Scope } from './execute.js';
 import type { AnyModel, HookContext } from './model.js';
+import { replicatedHere } from './write-oplog.js';
 
 export type Values = Record<string, unknown>;
 
@@ -23,7 +24,7 @@ export function hookContext(scope: Scope, op: HookContext['op']): HookContext {
 export function needsOwnTx(scope: Scope, model: AnyModel, statements: number): boolean {
   if (scope.tx !== undefined) return false;
   const hooks = model.hooks;
-  return statements > 1 || hooks.beforeSave !== undefined || hooks.afterSave !== undefined || hooks.afterDelete !== undefined;
+  return statements > 1 || replicatedHere(scope, model) || hooks.beforeSave !== undefined || hooks.afterSave !== undefined || hooks.afterDelete !== undefined;
 }
 
 export function versionOne(codec: ModelCodec): bigint | number {

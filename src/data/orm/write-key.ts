@@ -9,6 +9,7 @@ import { quoteIdent } from './dialect.js';
 import { emit, exec, inTransaction, listening, type Scope } from './execute.js';
 import type { AnyModel } from './model.js';
 import { encodeValue } from './types.js';
+import { recordWrites } from './write-oplog.js';
 import { beforeSave, checkKeys, event, hookContext, needsOwnTx, ONE_ROW, type Values } from './write-common.js';
 
 function conflict(scope: Scope, codec: ModelCodec, row: Values, expected: bigint | number, current: bigint | number | null): ConflictError {
@@ -69,6 +70,7 @@ export async function updateRow(scope: Scope, model: AnyModel, row: Values, patc
     throw new NotFound(codec.meta.table, eventKey(codec, row));
   }
   const updated = decodeRows<Row>(codec, result.rows)[0]!;
+  await recordWrites(scope, model, codec, [updated], 'update');
   if (model.hooks.afterSave !== undefined) await model.hooks.afterSave(updated as never, hookContext(scope, 'update'));
   if (listening(scope)) emit(scope, [event(codec, updated, 'update')]);
   return updated;
@@ -104,6 +106,7 @@ export async function deleteRow(scope: Scope, model: AnyModel, row: Values): Pro
     return false;
   }
   const deleted = decodeRows<Row>(codec, result.rows)[0]!;
+  await recordWrites(scope, model, codec, [deleted], 'delete');
   if (model.hooks.afterDelete !== undefined) await model.hooks.afterDelete(deleted as never, hookContext(scope, 'delete'));
   if (listening(scope)) emit(scope, [event(codec, deleted, 'delete')]);
   return true;

@@ -14,6 +14,7 @@ import { quoteIdent } from './dialect.js';
 import type { PendingEvent, WriteOp } from './events.js';
 import { emit, exec, inTransaction, listening, type Scope } from './execute.js';
 import type { AnyModel } from './model.js';
+import { recordWrites, replicatedHere } from './write-oplog.js';
 import { beforeSave, checkKeys, event, hookContext, needsOwnTx, ONE_ROW, returningList, type Values } from './write-common.js';
 
 export interface InsertManyOptions {
@@ -78,7 +79,7 @@ function singleInsertSql(codec: ModelCodec, key: string): string {
 
 export function insertOne(scope: Scope, model: AnyModel, input: Values): Promise<Row> {
   const hooks = model.hooks;
-  if (hooks.beforeSave !== undefined || hooks.afterSave !== undefined) return insertWithHooks(scope, model, input);
+  if (hooks.beforeSave !== undefined || hooks.afterSave !== undefined || replicatedHere(scope, model)) return insertWithHooks(scope, model, input);
   // The hot path: no async frame, the codec's decoder as the continuation, events only when listened to.
   try {
     const codec = codecFor(model, scope.shared.backend);
@@ -101,6 +102,7 @@ async function insertWithHooks(scope: Scope, model: AnyModel, input: Values): Pr
   const { params, key } = insertColumns(codec, values);
   const result = await exec(scope, codec.meta, singleInsertSql(codec, key), params);
   const row = decodeRows<Row>(codec, result.rows)[0]!;
+  await recordWrites(scope, model, codec, [row], 'insert');
   if (model.hooks.afterSave !== undefined) await model.hooks.afterSave(row as never, hookContext(scope, 'insert'));
   if (listening(scope)) emit(scope, [event(codec, row, 'insert')]);
   return row;
@@ -111,7 +113,10 @@ async function insertWithHooks(scope: Scope, model: AnyModel, input: Values): Pr
  * columns they give, and each group is cut into chunks of ⌊1024 / columns⌋ rows.
  */
 export async function insertMany(scope: Scope, model: AnyModel, inputs: readonly Values[], options: InsertManyOptions = {}): Promise<Row[] | number> {
-  const full = options.returning !== false;
+  // A replicated model needs the written rows for its entries, whatever the caller asked back.
+  const asked = options.returning !== false;
+  const full = asked || replicatedHere(scope, model);
+  if (!asked && full) return ((await insertMany(scope, model, inputs, { returning: true })) as Row[]).length;
   if (inputs.length === 0) return full ? [] : 0;
   const codec = codecFor(model, scope.shared.backend);
   const groups: Group[] = [];
@@ -171,6 +176,7 @@ async function insertPrepared(
       written += rows.length;
     }
   }
+  if (full) await recordWrites(scope, model, codec, out, 'insert');
   if (full && model.hooks.afterSave !== undefined) for (const row of out) await model.hooks.afterSave(row as never, hookContext(scope, 'insert'));
   // With rows at hand, events follow the caller's row order whatever the grouping.
   if (listening(scope)) emit(scope, full ? out.map((row) => event(codec, row, 'insert')) : events);
@@ -236,6 +242,7 @@ export async function upsertRow(scope: Scope, model: AnyModel, input: Values, op
     delete raw.__molo_inserted;
   } else op = existed ? 'update' : 'insert';
   const row = decodeRows<Row>(codec, [raw])[0]!;
+  await recordWrites(scope, model, codec, [row], op);
   if (model.hooks.afterSave !== undefined) await model.hooks.afterSave(row as never, hookContext(scope, op));
   if (listening(scope)) emit(scope, [event(codec, row, op)]);
   return row;

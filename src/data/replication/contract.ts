@@ -20,8 +20,18 @@ export interface OplogEntry {
   readonly op: 'upsert' | 'delete';
   /** The row's version after the change (ORM optimistic models), or 0 where the model keeps none. */
   readonly version: number;
-  /** The row's columns or the KV value (base64 under `value`) after an upsert; null for a delete. */
+  /**
+   * The row's columns or the KV value (bytes under `value`) after an upsert. For a delete: the ORM
+   * row's key columns (so the receiver finds the row without parsing `key`), null for KV.
+   */
   readonly data: Record<string, unknown> | null;
+  /**
+   * Beyond S7-7: `<ts>/<instance>` of the key's last writer the origin had accepted when it made this change
+   * (absent for a key it had never seen). A receiver whose last writer of the key is exactly that one
+   * applies the entry as a successor; any other is a concurrent write, resolved by the policy and
+   * logged as a conflict. Without it a plain overwrite of a replicated value would read as a conflict.
+   */
+  readonly prev?: string;
 }
 
 /** S7-10: one sync round carries at most this many entries and bytes (msgpack-encoded size). */
