@@ -5,7 +5,7 @@
  * from a sequence, and a jump in its sequences is a range the server evicted: reported as a gap.
  */
 import { pack, unpack } from 'msgpackr';
-import { connect, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 import { unknownOptionKey } from '../../actors/option-keys.js';
 import type { Logger } from '../../telemetry/index.js';
 import { gapOf, type Bus, type BusItem, type BusMessage, type BusRead, type BusSubscription } from './bus.js';
@@ -173,11 +173,23 @@ export class NatsBus implements Bus {
   }
 }
 
+/**
+ * The `nats` client, loaded on first use: it is an optional dependency, so `molo` loads for apps
+ * that never use this bus without it installed.
+ */
+async function loadNats(): Promise<typeof import('nats')> {
+  try {
+    return await import('nats');
+  } catch (error) {
+    throw new NodeBusInvalidArgument('natsBus', `needs the 'nats' package (npm install nats): ${(error as Error).message}`);
+  }
+}
+
 /** A bus on NATS JetStream (`nats-server -js`). */
 export async function natsBus(options: NatsBusOptions = {}): Promise<NatsBus> {
   const unknown = unknownOptionKey(options, KNOWN);
   if (unknown !== undefined) throw new NodeBusInvalidArgument(`option ${unknown.key}`, unknown.detail);
-  const nc = await connect({ servers: (options.servers as string | string[] | undefined) ?? '127.0.0.1:4222' });
+  const nc = await (await loadNats()).connect({ servers: (options.servers as string | string[] | undefined) ?? '127.0.0.1:4222' });
   try {
     return new NatsBus(nc, await nc.jetstreamManager(), options);
   } catch (error) {
