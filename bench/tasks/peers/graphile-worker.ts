@@ -6,6 +6,7 @@
  * every task sent it the suite also waits until the store holds none of this round's jobs. A fresh
  * task identifier per round keeps rounds apart.
  */
+import postgres from 'pg';
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import type { BenchServer } from '../../data/server.js';
 import type { TaskContender, WorkerControl } from '../contender.js';
@@ -21,22 +22,29 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
   const identifier = (): string => `noop_${round}`;
   const connectionString = (): string => `postgres://${pg!.user}@${pg!.host}:${pg!.port}/${pg!.database}`;
 
-  const workers = (concurrency: number): WorkerControl<Runner> => ({
+  // The runner gets a pool of ours, with an error listener and ended after the runner stops: a
+  // pool it made itself outlived stop and, when the bench database was dropped, threw its
+  // connection's 'terminating connection' as an unhandled 'error' event.
+  const workers = (concurrency: number): WorkerControl<{ runner: Runner; pool: postgres.Pool }> => ({
     async start(events) {
+      const pool = new postgres.Pool({ connectionString: connectionString(), max: concurrency + 2 });
+      pool.on('error', (error: Error) => process.stderr.write(`graphile-worker pool: ${error.message}\n`));
       const runner = await run({
-        connectionString: connectionString(),
+        pgPool: pool,
         concurrency,
         noHandleSignals: true,
         pollInterval: 2_000,
         logger: silent,
-        maxPoolSize: concurrency + 2,
         taskList: { [identifier()]: async (payload) => events.started((payload as { seq: number }).seq) },
         preset: { worker: { localQueue: { size: LOCAL_QUEUE_SIZE }, completeJobBatchDelay: COMPLETE_BATCH_DELAY_MS } },
       });
       runner.events.on('job:success', () => events.completed());
-      return runner;
+      return { runner, pool };
     },
-    stop: (runner) => runner.stop(),
+    stop: async ({ runner, pool }) => {
+      await runner.stop();
+      await pool.end();
+    },
   });
 
   return {
