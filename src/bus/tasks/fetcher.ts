@@ -375,7 +375,12 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       if (worker !== undefined) GenServer.cast(this.ctx.system, worker.ref, { kind: 'abort', id: flight.task.envelope.id, reason: 'shutdown deadline' } satisfies TaskWorkerCast);
       this.#finish(flight, { kind: 'released' });
     }
-    await Promise.race([Promise.all([this.#settler.drain(), this.#starter.drain()]), sleep(FINAL_FLUSH_MS)]);
+    // The bound's timer is cleared once the flush settles: left running, it would hold the process open for its full length.
+    const flushBound = new AbortController();
+    await Promise.race([
+      Promise.all([this.#settler.drain(), this.#starter.drain()]),
+      sleep(FINAL_FLUSH_MS, undefined, { signal: flushBound.signal }).catch(() => undefined),
+    ]).finally(() => flushBound.abort());
     this.pool.listener = undefined;
     if (this.pool.fetcher?.equals(this.self) === true) this.pool.fetcher = undefined;
     this.#telemetry?.inFlight.set(this.pool.options.queue, 0);
