@@ -52,3 +52,4 @@ export {
 export * from './nodes/discovery/index.js';
 export * from './nodes/bus/index.js';
 export * from './nodes/rooms/index.js';
+export * from './nodes/replication/index.js';

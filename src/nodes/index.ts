@@ -30,3 +30,4 @@ export { clusterMetrics, ClusterMetrics } from './cluster-metrics.js';
 export * from './discovery/index.js';
 export * from './bus/index.js';
 export * from './rooms/index.js';
+export * from './replication/index.js';

@@ -28,7 +28,7 @@ export interface PeerServiceHandlers {
   /** Any other message from a peer. */
   message(kind: string, from: string, body: readonly unknown[]): void;
   nodedown(peer: string, reason: DownReason): void;
-  /** A call from a peer (`[kind, fromNode, ...body]`); the result is the reply. */
+  /** A call from a peer (`[kind, fromNode, ...body]`); the result (or what its promise resolves to) is the reply. */
   call?(kind: string, from: string, body: readonly unknown[]): unknown;
 }
 
@@ -55,7 +55,12 @@ export class PeerService {
     this.#kinds = new Set(['hello', 'sync', ...spec.kinds]);
     const ref = node.system.spawn(
       (raw: unknown) => {
-        if (raw instanceof CallRequest) raw.reply(this.#call(raw.request, handlers) ?? null);
+        if (raw instanceof CallRequest) {
+          const answer = this.#call(raw.request, handlers);
+          // An answer that needs I/O (an oplog read) replies when it settles; a failure replies as a value, never crashes the service.
+          if (answer instanceof Promise) answer.then((value: unknown) => raw.reply(value ?? null), (error: unknown) => raw.reply({ failed: errorCodeOf(error) }));
+          else raw.reply(answer ?? null);
+        }
         else if (raw instanceof FromPeer) this.#receive(raw.peer, raw.message, handlers);
       },
       { name: spec.name },
@@ -147,4 +152,10 @@ export class PeerService {
     if (opened === undefined || handlers.call === undefined) return null;
     return handlers.call(opened[0], request.peer, opened[1]);
   }
+}
+
+/** What a peer learns of a failed answer: the stable code only, never a stack or message of this node. */
+function errorCodeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code.slice(0, 100) : 'ERROR';
 }
