@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startApp } from './app.js';
+import { welcome } from './handlers.js';
 import { Guest } from './model.js';
 
 const once = process.argv.includes('--once') || process.env['MOLO_EXAMPLE_ONCE'] === '1';
@@ -66,8 +67,10 @@ try {
   console.log(`remote call to greeter on ${peerName} answered: "${String(answer)}"`);
 
   // 5. A task: enqueued, run by the worker pool, stored through the ORM.
-  await app.queue.enqueue('guests', { name: 'welcome', payload: { name: 'ada' }, idempotencyKey: 'welcome:ada' });
+  await welcome.enqueue(app.queue, 'guests', { name: 'ada' }, { idempotencyKey: 'welcome:ada' });
   await waitFor('the welcome task', async () => (await app.orm.query(Guest).count()) > 0);
+  const again = await welcome.enqueue(app.queue, 'guests', { name: 'ada' }, { idempotencyKey: 'welcome:ada' });
+  console.log(`welcome for ada enqueued again: duplicate ${again.duplicate}`);
 
   // 6. A schedule: a one-shot entry a second from now; the scheduler enqueues the report task.
   await app.scheduler.add({ id: 'guest-report', queue: 'guests', task: { name: 'report' }, schedule: { kind: 'at', runAt: Date.now() + 1_000 } });

@@ -18,6 +18,7 @@ const STORY = [
   // Answered by the peer's greeter: the node in the answer is the peer's, not this one's.
   /remote call to greeter on (peer@127\.0\.0\.1:\d+) answered: "hello, ada, from \1"/,
   /task welcome ran: stored guest #1 ada: "hello, ada, from app@127\.0\.0\.1:\d+"/,
+  /welcome for ada enqueued again: duplicate true/,
   /scheduled guest-report in 1 s/,
   /schedule fired: report: 1 guest\(s\): ada/,
   /GET \/ -> 200 text\/html; charset=utf-8, Molo observer/,
