@@ -3,8 +3,11 @@
  * condition and tsx, a real child process forking a real peer node): with --once its story is
  * printed in order and it exits 0 on its own; without, it keeps running until SIGTERM or a
  * Ctrl-C (SIGINT to the process group, as a terminal sends it), then stops both nodes and exits 0.
+ * The output docs/getting-started.md shows is the output of the --once run, ports and pids aside.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot, runScript, TS_NODE_ARGS } from '../support/run-script.js';
 
@@ -81,6 +84,12 @@ describe('examples/getting-started', () => {
     expect([result.code, result.signal]).toEqual([0, null]);
     expect(Date.now() - started).toBeLessThan(25_000);
     expect(alive(peerPid(output))).toBe(false);
+    // The tutorial's "It prints" block is this run's output, but for ports and pids.
+    const page = readFileSync(join(projectRoot, 'docs', 'getting-started.md'), 'utf8');
+    const printed = /It prints[^\n]*\n\n```\n([\s\S]*?)```/.exec(page)?.[1];
+    const digitless = (text: string): string[] => text.trim().split('\n').map((line) => line.replace(/\d+/g, 'N'));
+    expect(printed, 'the "It prints" block of docs/getting-started.md').toBeDefined();
+    expect(digitless(printed!)).toEqual(digitless(result.stdout));
   }, 30_000);
 
   it('keeps running until SIGTERM, then stops both nodes and exits 0', async () => {
