@@ -12,6 +12,7 @@ import { projectRoot } from '../support/run-script.js';
 const exampleFiles = (): string[] => [
   ...readdirSync(join(projectRoot, 'examples')).filter((name) => name.endsWith('.ts')).map((name) => `examples/${name}`),
   'examples/cluster/main.ts',
+  'examples/getting-started/main.ts',
 ];
 
 /** A reader's command that fails here: an example through plain tsx, or the `molo` bin (not linked inside its own package). */
@@ -37,7 +38,7 @@ describe('run lines', () => {
   it('no page or example says `npx tsx examples/…`, or `npx molo` outside the README\'s Install section', () => {
     const pages = ['README.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
     const found: string[] = [];
-    for (const file of [...pages, ...exampleFiles(), 'examples/cluster/node.ts', 'examples/cluster/worker.ts']) {
+    for (const file of [...pages, ...exampleFiles(), 'examples/cluster/node.ts', 'examples/cluster/worker.ts', 'examples/getting-started/peer.ts']) {
       // The README's Install section speaks to an app that installed molo, where `npx molo` is right.
       readFileSync(join(projectRoot, file), 'utf8')
         .replace(/^## Install\n[\s\S]*?(?=^## )/m, (section) => section.replace(/[^\n]/g, ''))
