@@ -60,6 +60,8 @@ export interface NodeOptions {
    * (`sections.programs`); a provider given here for the same behaviour replaces that default.
    */
   readonly snapshotProviders?: readonly SnapshotProvider[];
+  /** What else `/health` asks (replication lag, …): a problem makes the node `degraded`, named in the answer. */
+  readonly healthChecks?: AdminOptions['healthChecks'];
   /** Snapshot options of the admin actor (cap, timeouts). */
   readonly snapshot?: Pick<AdminOptions, 'maxSnapshotBytes' | 'callTimeoutMs' | 'snapshotTimeoutMs'>;
   /** How long a graceful stop may take before everything is killed; default 25 s (below Kubernetes' 30 s grace), at most 10 min. */
@@ -152,7 +154,7 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
 
   let admin: Ref;
   try {
-    admin = await Admin.start({ system, providers: withDefaultProviders(options.snapshotProviders ?? []), ...options.snapshot });
+    admin = await Admin.start({ system, providers: withDefaultProviders(options.snapshotProviders ?? []), ...(options.healthChecks === undefined ? {} : { healthChecks: options.healthChecks }), ...options.snapshot });
   } catch (error) {
     release();
     throw error;
@@ -325,7 +327,7 @@ function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotP
 }
 
 const NODE_OPTION_KEYS: readonly (keyof NodeOptions)[] = [
-  'node', 'system', 'root', 'rootName', 'admin', 'metrics', 'snapshotProviders', 'snapshot', 'shutdownDeadlineMs', 'signals',
+  'node', 'system', 'root', 'rootName', 'admin', 'metrics', 'snapshotProviders', 'healthChecks', 'snapshot', 'shutdownDeadlineMs', 'signals',
   'exitProcess', 'onRootExit', 'logger', 'log',
 ];
 const ADMIN_SURFACE_KEYS: readonly (keyof AdminSurfaceOptions)[] = [

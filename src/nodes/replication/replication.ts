@@ -107,7 +107,12 @@ export class Replication {
     return this.#status.get(peer)?.lag;
   }
 
-  /** What degrades `/health`: each peer more than `lagAlertEntries` behind, named (admin `healthChecks`). */
+  /** For the admin's `healthChecks`: `/health` degrades while a peer is more than `lagAlertEntries` behind, naming it. */
+  healthCheck(): { readonly name: string; problems(): string[] } {
+    return { name: 'replication', problems: () => this.healthProblems() };
+  }
+
+  /** Each peer more than `lagAlertEntries` behind, named. */
   healthProblems(): string[] {
     return [...this.#status.values()]
       .filter((status) => status.lag > this.#options.lagAlertEntries)
