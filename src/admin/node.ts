@@ -9,6 +9,7 @@ import { programsProvider, streamConsumersProvider, type SnapshotProvider } from
 import { builtinMetrics } from './builtin-metrics.js';
 import { taskPoolsProvider } from '../bus/tasks/workers.js';
 import { schedulerProvider } from '../bus/scheduler/supervised.js';
+import { replicationProviders } from '../nodes/replication/replication.js';
 import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
 import type { Logger } from '../telemetry/logger-api.js';
 
@@ -320,9 +321,9 @@ class RunningNode implements MoloNode {
   }
 }
 
-/** Program supervisors (with their health), stream consumers, task pools and schedulers are part of every node's snapshot, unless a caller's provider replaces one. */
+/** Program supervisors (with their health), stream consumers, task pools, schedulers and replicators are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider()];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 

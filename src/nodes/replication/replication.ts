@@ -11,7 +11,7 @@
  * own writes. Each node serves only its own entries: replication is a full mesh between the nodes
  * that run it (what A got from B, A does not forward to C; C pulls from B).
  */
-import type { Ref } from '../../actors/index.js';
+import type { ActorRuntime, Ref } from '../../actors/index.js';
 import type { ChildSpec, SupervisorSpec } from '../../behaviours/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { OplogBehindRetention } from '../../data/replication/errors.js';
@@ -253,4 +253,14 @@ export class Replication {
       throw error;
     }
   }
+}
+
+/**
+ * The admin tree's view of replicators (the shape of the admin layer's `SnapshotProvider`, which
+ * this layer may not import): each pull replicator's state, cursor, head and lag, and each push
+ * replicator's progress, in `sections.replication`. Part of every application node's snapshot.
+ */
+export function replicationProviders(): { readonly behaviour: string; readonly section: string; describe(system: ActorRuntime, ref: Ref): Promise<unknown>; readonly descend: boolean }[] {
+  const describe = (system: ActorRuntime, ref: Ref): Promise<unknown> => GenServer.call(system, ref, 'status');
+  return [PullReplicator.name, PushReplicator.name].map((behaviour) => ({ behaviour, section: 'replication', describe, descend: false }));
 }

@@ -164,9 +164,12 @@ describe('replication between nodes', () => {
       expect(report.status).toBe('degraded');
       expect(report.problems).toEqual([{ check: 'replication', problem: `replication from ${aNode.name} is 10 entries behind (alert above 5)` }]);
       expect(await notes(bDb)).toEqual([]);
-      // The replicators are in the application's tree.
+      // The replicators are in the application's tree, with their lag.
       const tree = await Supervisor.whichChildren(bNode.system, child.replication.supervisor!);
       expect(tree.map((entry) => entry.id).sort()).toEqual([`pull:${aNode.name}`, `push:${aNode.name}`]);
+      const snapshot = JSON.stringify(await (await fetch(new URL('/tree', app.adminUrl!))).json());
+      expect(snapshot).toContain(`"peer":"${aNode.name}","direction":"pull","state":"stalled"`);
+      expect(snapshot).toContain('"lag":10');
     } finally {
       await app.stop();
     }
