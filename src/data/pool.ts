@@ -409,8 +409,8 @@ export class Pool<C extends DriverConnection> {
   private attemptFailed(error: unknown): ConnectFailed {
     const why = describe(error).replace(/^connect failed: /, '');
     const fields = error instanceof DbError ? { connection: error.connection, sqlstate: error.sqlstate } : {};
-    const retrying = this.closed ? '' : '; the pool goes on reconnecting (ready({ timeoutMs }) waits for it)';
-    return new ConnectFailed(`pool ${this.name} could not connect: ${why}${retrying}`, { ...fields, cause: error });
+    // No word of the retries in the message: a caller that gives up here (a CLI) closes the pool next.
+    return new ConnectFailed(`pool ${this.name} could not connect: ${why}`, { ...fields, cause: error });
   }
 
   private connectFailed(error: unknown): void {

@@ -72,7 +72,7 @@ describe('ready() and the log of an unreachable server', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(error).toBeInstanceOf(ConnectFailed);
     expect(error).toMatchObject({ code: 'DB_CONNECT_FAILED', retryable: true });
-    expect((error as Error).message).toMatch(/^connect failed: pool pg\d+ could not connect: connect ECONNREFUSED 127\.0\.0\.1:\d+; the pool goes on reconnecting/);
+    expect((error as Error).message).toMatch(/^connect failed: pool pg\d+ could not connect: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
     // The cause is the attempt's own error, whose cause is the socket's.
     const cause = (error as Error).cause as Error & { cause?: NodeJS.ErrnoException };
     expect(cause).toBeInstanceOf(ConnectFailed);
