@@ -337,7 +337,8 @@ export class Node {
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
         this.#waiters.delete(node);
-        this.#auto.failed(node);
+        // A NodeDown of the dial is unwrapped: the calls that waited get NodeDowns of their own, caused by the socket's error.
+        this.#auto.failed(node, error instanceof NodeDown && error.cause !== undefined ? error.cause : error);
       }
       this.#scheduleReconnect(node);
     } finally {
