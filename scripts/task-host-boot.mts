@@ -4,12 +4,19 @@
  * ms from the start call to the pool ready and to the first task's completion, then to all done.
  * A measurement, not a test or a benchmark of the steady rate (bench/tasks/thread-e2e.ts is that).
  *   npx tsx --conditions=molo-source scripts/task-host-boot.mts [concurrency] [prefetch|default] [tasks] [placement]
+ * `MOLO_ROOT` runs another checkout's code (default: this one); `MOLO_BUILT=1` its built `dist/`
+ * (after `npm run build`) instead of its sources, as an app that installed the package would.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActorSystem } from '../src/actors/index.js';
-import { openSqliteTaskQueue, startTaskWorkers } from '../src/bus/tasks/index.js';
+import { pathToFileURL } from 'node:url';
+
+const root = process.env.MOLO_ROOT ?? new URL('../', import.meta.url).pathname;
+const built = process.env.MOLO_BUILT === '1';
+const entry = (area: string): string => pathToFileURL(join(root, built ? `dist/${area}/index.js` : `src/${area}/index.ts`)).href;
+const { ActorSystem } = (await import(entry('actors'))) as typeof import('../src/actors/index.js');
+const { openSqliteTaskQueue, startTaskWorkers } = (await import(entry('bus/tasks'))) as typeof import('../src/bus/tasks/index.js');
 
 const concurrency = Number(process.argv[2] ?? 10);
 const prefetchArg = process.argv[3] ?? 'default';
@@ -37,5 +44,5 @@ await queue.close();
 system.shutdown();
 rmSync(dir, { recursive: true, force: true });
 const ms = (value: number): number => Math.round(value);
-console.log(JSON.stringify({ placement, concurrency, prefetch: prefetch ?? 'default', tasks: n, readyMs: ms(ready), firstTaskMs: ms(first), allDoneMs: ms(all), stats }));
+console.log(JSON.stringify({ root, built, placement, concurrency, prefetch: prefetch ?? 'default', tasks: n, readyMs: ms(ready), firstTaskMs: ms(first), allDoneMs: ms(all), stats }));
 process.exit(0);
