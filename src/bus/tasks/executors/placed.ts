@@ -51,6 +51,8 @@ export class PlacedExecutor implements TaskExecutor {
   #nextRun = 0;
   #running = 0;
   #closed = false;
+  /** Aborted by close: a boot still waiting for the gate leaves it. */
+  readonly #closing = new AbortController();
 
   constructor(
     system: ActorRuntime,
@@ -133,6 +135,7 @@ export class PlacedExecutor implements TaskExecutor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new InvalidBusOption('executor', 'is closed'));
     const session = this.#session;
     this.#session = undefined;
     const current = await session?.catch(() => undefined);
@@ -150,7 +153,7 @@ export class PlacedExecutor implements TaskExecutor {
     const session = hostBootGate.run(async () => {
       if (this.#closed) throw new InvalidBusOption('executor', 'is closed');
       return startSession(this.#system, this.placement, this.#moduleUrl);
-    });
+    }, this.#closing.signal);
     this.#session = session;
     session.then(
       () => {
