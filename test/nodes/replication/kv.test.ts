@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/data/index.js';
 import { openKv, type SqlKvStore } from '../../../src/data/kv/index.js';
-import { Oplog, OplogApplier } from '../../../src/data/replication/index.js';
+import { Oplog, OplogApplier, readConflicts } from '../../../src/data/replication/index.js';
 import { openSqlite } from '../../../src/data/sqlite/index.js';
 import { InvalidDataConfig } from '../../../src/data/errors.js';
 import { Replication, type Node } from '../../../src/nodes/index.js';
@@ -95,5 +95,11 @@ describe('replicated KV', () => {
     await until(async () => (await text(b.kv, 'shared')) === 'a later');
     await a.replication.caughtUp();
     expect(await text(a.kv, 'shared')).toBe('a later');
+    // The loser, b's earlier write, is in the conflict log of the node that had it and lost it.
+    const lost = (await readConflicts(b.db)).filter((record) => record.key === 'shared');
+    expect(lost).toMatchObject([{ model: 'kv:molo_kv', policy: 'lww', reason: 'lww', winner: { instance: a.node.name }, loser: { instance: b.node.name, op: 'upsert' } }]);
+    expect(Buffer.from(lost[0]!.loser.data!.value as Uint8Array).toString()).toBe('b first');
+    // a saw b's write arrive after its own later one: kept its own, logged b's as the loser too.
+    expect((await readConflicts(a.db)).filter((record) => record.key === 'shared')).toMatchObject([{ winner: { instance: a.node.name }, loser: { instance: b.node.name } }]);
   }, 30_000);
 });

@@ -88,5 +88,9 @@ describe.skipIf(!netnsPermitted())('replication across a network partition', () 
     expect(rows.count).toBe(399);
     expect(rows.digest).toContain('5:a wrote 5 later');
     expect(rows.digest).not.toContain('|6:');
+    // The conflict log holds exactly the loser: b's earlier write of key 5 (on b, which had it; on a, which kept its own).
+    for (const side of [a, b]) await until(async () => (await side.run<unknown[]>('conflicts')).length === 1, 10_000);
+    expect(await b.run('conflicts')).toEqual([{ key: '5', winner: a.name, loser: b.name, loserData: 'b wrote 5' }]);
+    expect(await a.run('conflicts')).toEqual([{ key: '5', winner: a.name, loser: b.name, loserData: 'b wrote 5' }]);
   }, 90_000);
 });

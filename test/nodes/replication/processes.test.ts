@@ -62,4 +62,27 @@ describe('replication between processes', () => {
     await until(async () => (await a.run<{ count: number }>('rows')).count === 6_109, 20_000);
     expect((await a.run<{ digest: string }>('rows')).digest).toBe((await b.run<{ digest: string }>('rows')).digest);
   }, 90_000);
+
+  it('a writer SIGKILLed mid-write keeps exactly one entry per committed row, none for what did not commit', async () => {
+    const name = `w@127.0.0.1:${await freePort()}`;
+    for (let round = 0; round < 2; round++) {
+      const writer = await replica(name, 'w.db');
+      const before = (await writer.run<{ rows: number }>('audit')).rows;
+      await writer.run('writeForever', 100_000 * (round + 1));
+      // A random point in a stream of single-row transactions.
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 300)));
+      writer.child.kill('SIGKILL');
+      await new Promise((resolve) => writer.child.once('exit', resolve));
+      const reopened = await replica(name, 'w.db');
+      const audit = await reopened.run<{ rows: number; entries: number; withoutEntry: string[]; entryWithoutRow: string[]; gapless: boolean; head: number }>('audit');
+      expect(audit.rows).toBeGreaterThan(before);
+      expect(audit.withoutEntry).toEqual([]);
+      expect(audit.entryWithoutRow).toEqual([]);
+      expect(audit.entries).toBe(audit.rows);
+      expect(audit.gapless).toBe(true);
+      expect(audit.head).toBe(audit.entries);
+      reopened.child.kill('SIGKILL');
+      await new Promise((resolve) => reopened.child.once('exit', resolve));
+    }
+  }, 90_000);
 });
