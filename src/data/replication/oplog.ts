@@ -214,13 +214,27 @@ export class Oplog implements OplogSource {
     return out;
   }
 
-  /** The last-writer row of each key, for the conflict policies (replica-keys.ts reads it). */
+  /**
+   * The last-writer row of each key, for the conflict policies: one multi-row upsert per 140 keys (a
+   * key given twice keeps its last entry: one statement may not update a row twice on Postgres).
+   */
   async recordKeys(q: Queryable, entries: readonly OplogEntry[], ctx?: DataContext): Promise<void> {
-    for (const e of entries) {
+    const last = new Map<string, OplogEntry>();
+    for (const e of entries) last.set(`${e.model}\u0000${e.key}`, e);
+    const rows = [...last.values()];
+    const PER = 140;
+    for (let start = 0; start < rows.length; start += PER) {
+      const chunk = rows.slice(start, start + PER);
+      const params: Value[] = [];
+      const groups = chunk.map((e, i) => {
+        params.push(e.model, e.key, e.ts, e.instance, e.version, e.op === 'delete', e.prev ?? null);
+        const b = i * 7;
+        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7})`;
+      });
       await q.query(
-        `INSERT INTO _molo_replica_keys (model, key, ts, instance, version, deleted, prev) VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO _molo_replica_keys (model, key, ts, instance, version, deleted, prev) VALUES ${groups.join(', ')}
          ON CONFLICT (model, key) DO UPDATE SET ts = excluded.ts, instance = excluded.instance, version = excluded.version, deleted = excluded.deleted, prev = excluded.prev`,
-        [e.model, e.key, e.ts, e.instance, e.version, e.op === 'delete', e.prev ?? null],
+        params,
         ctx,
       );
     }

@@ -16,6 +16,9 @@ import type { Row, Value } from '../values.js';
 import type { OplogEntry } from './contract.js';
 import type { ReplicatedOption, ReplicatedTarget } from './targets.js';
 
+/** Parameters per multi-row statement: under the 1,024 the data layer allows. */
+const MAX_PARAMS = 900;
+
 /** The key columns' values from the oplog's key text (the inverse of `keyText`). */
 function keyParamsOf(codec: ModelCodec, key: string): Value[] {
   const parts = codec.pk.length === 1 ? [key] : (JSON.parse(key) as string[]);
@@ -50,6 +53,37 @@ export function ormTarget(db: Database, model: AnyModel): ReplicatedTarget {
         params,
         ctx,
       );
+    },
+    async writeMany(q: Queryable, entries: readonly OplogEntry[], ctx?: DataContext) {
+      // Upserts of the same columns go together, as many rows per statement as the parameter cap allows; deletes one by one.
+      const groups = new Map<string, { names: string[]; entries: OplogEntry[] }>();
+      for (const e of entries) {
+        if (e.op === 'delete' || e.data === null) {
+          await this.write(q, e, ctx);
+          continue;
+        }
+        const names = codec.meta.columns.map((c) => c.name).filter((n) => e.data![n] !== undefined);
+        const signature = names.join(',');
+        let group = groups.get(signature);
+        if (group === undefined) groups.set(signature, (group = { names, entries: [] }));
+        group.entries.push(e);
+      }
+      for (const { names, entries: rows } of groups.values()) {
+        const sets = names.filter((n) => !codec.pk.includes(n)).map((n) => `${quoteIdent(n)} = excluded.${quoteIdent(n)}`);
+        const conflict = sets.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${sets.join(', ')}`;
+        const columns = names.map((n) => quoteIdent(n)).join(', ');
+        const perStatement = Math.max(1, Math.floor(MAX_PARAMS / names.length));
+        for (let start = 0; start < rows.length; start += perStatement) {
+          const chunk = rows.slice(start, start + perStatement);
+          const params: Value[] = [];
+          const values = chunk.map((e) => {
+            const first = params.length;
+            for (const n of names) params.push(encodeColumn(codec, n, e.data![n]));
+            return `(${names.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+          });
+          await q.query(`INSERT INTO ${codec.table} (${columns}) VALUES ${values.join(', ')} ON CONFLICT (${pkList}) ${conflict}`, params, ctx);
+        }
+      }
     },
     async read(q: Queryable, key: string, ctx?: DataContext) {
       const rows = (await q.query(`SELECT ${codec.selectList} FROM ${codec.table} WHERE ${where}`, keyParamsOf(codec, key), ctx, { maxRows: 1 })).rows;

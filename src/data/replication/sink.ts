@@ -21,6 +21,7 @@ import type { ApplyResult, OplogEntry, OplogSink, SnapshotPage } from './contrac
 import { writerId, type Oplog } from './oplog.js';
 import { decide, REAL_TIMERS, type PolicyTimers } from './policies.js';
 import type { ConflictSide, ReplicatedTarget } from './targets.js';
+import { ApplyBatch } from './apply-batch.js';
 
 export const ReplicationSpanName = { conflict: 'molo.replication.conflict', apply: 'molo.replication.apply' } as const;
 
@@ -53,14 +54,6 @@ class ReplicationMetrics {
   }
 }
 const metricsByRegistry = new WeakMap<Registry, ReplicationMetrics>();
-
-interface KeyRow extends Record<string, unknown> {
-  ts: string;
-  instance: string;
-  version: bigint | number;
-  deleted: boolean | number;
-  prev: string | null;
-}
 
 export class OplogApplier implements OplogSink {
   readonly instance: string;
@@ -145,6 +138,8 @@ export class OplogApplier implements OplogSink {
     try {
       const cursor = await this.oplog.db.transaction(async (tx) => {
         let cursor = await cursorOn(tx, origin);
+        // First the entries this batch may apply, in order, up to the first that stops it.
+        const todo: OplogEntry[] = [];
         for (const e of entries) {
           // Attribution: a batch from `origin` carries only `origin`'s entries (the transport gives
           // `origin` from the link, never from the payload), and never this node's own.
@@ -157,14 +152,19 @@ export class OplogApplier implements OplogSink {
               skipped++;
               continue;
             }
-            if (e.seq !== cursor + 1) break;
+            if (e.seq !== cursor + 1 + todo.length) break;
           }
           if (this.oplog.clock.accept(e.ts) === undefined) {
             refused++;
             this.metrics?.refused.inc({ origin });
             break;
           }
-          const outcome = await this.applyOne(tx, e, snapshot);
+          todo.push(e);
+        }
+        const batch = new ApplyBatch(tx, this.oplog);
+        await batch.prefetch(todo.filter((e) => this.targets.has(e.model)));
+        for (const e of todo) {
+          const outcome = await this.applyOne(batch, tx, e, snapshot);
           if (outcome.written) {
             applied++;
             changed.push(e);
@@ -173,6 +173,7 @@ export class OplogApplier implements OplogSink {
           if (outcome.fellBack) fallbacks++;
           if (!snapshot) cursor = e.seq;
         }
+        await batch.flush();
         if (finalCursor !== undefined) cursor = Math.max(cursor, finalCursor);
         await tx.query(
           `INSERT INTO _molo_oplog_cursors (origin, seq) VALUES ($1, $2) ON CONFLICT (origin) DO UPDATE SET seq = excluded.seq`,
@@ -213,14 +214,14 @@ export class OplogApplier implements OplogSink {
     if (changed.length > 0) for (const l of this.appliedListeners) safely(() => l(changed));
   }
 
-  private async applyOne(tx: Transaction, e: OplogEntry, snapshot: boolean): Promise<{ written: boolean; conflict?: ConflictRecord; fellBack: boolean }> {
+  private async applyOne(batch: ApplyBatch, tx: Transaction, e: OplogEntry, snapshot: boolean): Promise<{ written: boolean; conflict?: ConflictRecord; fellBack: boolean }> {
     const target = this.targets.get(e.model);
     // A model this node does not replicate: the cursor still moves past it.
     if (target === undefined) return { written: false, fellBack: false };
-    const row = (await tx.query<KeyRow>(`SELECT ts, instance, version, deleted, prev FROM _molo_replica_keys WHERE model = $1 AND key = $2`, [e.model, e.key])).rows[0];
+    const row = batch.writer(e);
     const remote: ConflictSide = { instance: e.instance, ts: e.ts, op: e.op, version: e.version, data: e.data };
-    if (row === undefined) {
-      await this.write(tx, target, e);
+    if (row === null) {
+      batch.stage(target, e);
       return { written: true, fellBack: false };
     }
     if (row.ts === e.ts && row.instance === e.instance) return { written: false, fellBack: false };
@@ -229,15 +230,14 @@ export class OplogApplier implements OplogSink {
       // it comes from the same origin, which had seen its own earlier write); the direct parent of
       // what is here is stale. Neither is a conflict.
       if (e.prev === writerId(row.ts, row.instance) || (e.instance === row.instance && e.ts > row.ts)) {
-        await this.write(tx, target, e);
+        batch.stage(target, e);
         return { written: true, fellBack: false };
       }
       if (row.prev === writerId(e.ts, e.instance)) return { written: false, fellBack: false };
     }
-    const deleted = row.deleted === true || row.deleted === 1;
-    const local: ConflictSide = { instance: row.instance, ts: row.ts, op: deleted ? 'delete' : 'upsert', version: Number(row.version), data: deleted ? null : await target.read(tx, e.key) };
+    const local: ConflictSide = { instance: row.instance, ts: row.ts, op: row.deleted ? 'delete' : 'upsert', version: row.version, data: row.deleted ? null : await batch.localData(target, e) };
     const decision = await decide(target.replicated, e.model, e.key, local, remote, this.timers);
-    if (decision.winner === 'remote') await this.write(tx, target, e);
+    if (decision.winner === 'remote') batch.stage(target, e);
     if (snapshot) return { written: decision.winner === 'remote', fellBack: decision.fellBack };
     const reason = decision.fellBack ? 'hook-timeout' : target.replicated.policy === 'hook' ? 'hook' : target.replicated.policy === 'optimistic' && local.version !== remote.version ? 'version' : 'lww';
     const winner = decision.winner === 'remote' ? remote : local;
@@ -245,11 +245,6 @@ export class OplogApplier implements OplogSink {
     const record: ConflictRecord = { atMs: this.oplog.nowMs(), model: e.model, key: e.key, policy: target.replicated.policy, reason, winner: { instance: winner.instance, ts: winner.ts }, loser };
     await logConflict(tx, record);
     return { written: decision.winner === 'remote', conflict: record, fellBack: decision.fellBack };
-  }
-
-  private async write(tx: Transaction, target: ReplicatedTarget, e: OplogEntry): Promise<void> {
-    await target.write(tx, e);
-    await this.oplog.recordKeys(tx, [e]);
   }
 }
 

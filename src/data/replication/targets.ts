@@ -37,6 +37,8 @@ export interface ReplicatedTarget extends SnapshotProvider {
   readonly replicated: ReplicatedOption;
   /** Writes the entry's effect (upsert the data, or delete the key) on `q`, inside the sink's transaction. */
   write(q: Queryable, entry: OplogEntry, ctx?: DataContext): Promise<void>;
+  /** Writes several entries of distinct keys at once (optional: the sink falls back to `write` each). */
+  writeMany?(q: Queryable, entries: readonly OplogEntry[], ctx?: DataContext): Promise<void>;
   /** The key's current data here (for the conflict log and resolvers), or null when absent. */
   read(q: Queryable, key: string, ctx?: DataContext): Promise<Record<string, unknown> | null>;
 }
