@@ -12,7 +12,8 @@ export {
 export { REPORT_LEVELS } from './reports.js';
 export { silentLogger, type LogFn, type Logger, type LogLevel } from './logger-api.js';
 export { RuntimeMetrics, type MetricsOptions } from './metrics.js';
-export { RuntimeTracer, SpanName, TRACER_NAME } from './tracing.js';
+export { carrierOf, RuntimeTracer, SpanName, TRACER_NAME } from './tracing.js';
+export { currentCarrier, parseCarrier, withCarrier, type TraceCarrier } from './trace-context.js';
 export { createTelemetry, Telemetry, type TelemetryOptions } from './telemetry.js';
 export {
   classifyExit,
