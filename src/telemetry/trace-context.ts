@@ -75,6 +75,11 @@ export function withCarrier<T>(carrier: TraceCarrier | undefined, fn: () => T): 
   }
 }
 
+/** The span context Molo is running an operation inside (set by `withCarrier`), if any. */
+export function heldCarrier(): TraceCarrier | undefined {
+  return current;
+}
+
 /** What a sender attaches now: Molo's current operation span, else the caller's active span; undefined when nothing traces. */
 export function currentCarrier(): TraceCarrier | undefined {
   if (current !== undefined) return current;

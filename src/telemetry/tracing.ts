@@ -1,7 +1,7 @@
 import type { Attributes, AttributeValue, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import { otelApi } from './lazy-modules.js';
 import type { TelemetrySpan } from './actor-shape.js';
-import { contextOf, encodeCarrier, parseCarrier, withCarrier, type TraceCarrier } from './trace-context.js';
+import { contextOf, encodeCarrier, heldCarrier, parseCarrier, withCarrier, type TraceCarrier } from './trace-context.js';
 
 /** The instrumentation scope of every span Molo opens. */
 export const TRACER_NAME = 'molo';
@@ -49,12 +49,15 @@ export class RuntimeTracer {
    * A recording span, or undefined when nothing would record it (no SDK, or not sampled). Its
    * parent is `parent` when given and valid (work carried from another span: a task's enqueue, a
    * message's publish or sender; any object with W3C `traceparent` and `tracestate` fields, such as
-   * a message's headers, is checked), else the caller's active context.
+   * a message's headers, is checked), else the span whose `run` is on the stack, else the caller's
+   * active context.
    */
   startSpan(name: string, attributes: Readonly<Record<string, unknown>>, parent?: TraceCarrier | Readonly<Record<string, string>> | null): TelemetrySpan | undefined {
     const tracer = this.#resolve();
     if (tracer === undefined) return undefined;
-    const carried = parent === undefined || parent === null ? undefined : parseCarrier(parent);
+    // Without an explicit parent, the operation Molo is running inside (a span's `run`) is the
+    // parent even when no context manager is registered to make it the active one.
+    const carried = parent === undefined || parent === null ? heldCarrier() : parseCarrier(parent);
     const span = tracer.startSpan(name, { kind: otelApi().SpanKind.INTERNAL }, carried === undefined ? undefined : contextOf(carried));
     if (!span.isRecording()) {
       span.end();
