@@ -97,7 +97,7 @@ describe('a stream message', () => {
 
 describe('a call to another node', () => {
   it("is handled there in a span whose parent is the caller's molo.call span", async () => {
-    const traced = { logger: false as const, ...createTelemetry({ logger: false, tracing: true }).systemOptions };
+    const traced = createTelemetry({ logger: false, tracing: true }).systemOptions;
     const a = await testNode('a', { system: traced });
     const b = await testNode('b', { system: traced });
     await a.connect(b.name);
