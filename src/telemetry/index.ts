@@ -1,11 +1,14 @@
 // Telemetry: the lowest layer, imported by all; it never imports src/actors or src/behaviours.
 export {
+  chooseLogFormat,
   createLogger,
   defaultLogger,
   envLogLevel,
+  LOG_FORMAT_ENV,
   LOG_LEVEL_ENV,
   resolveLogger,
   type LogDestination,
+  type LogFormat,
   type LoggerOption,
   type LoggerOptions,
 } from './logger.js';
