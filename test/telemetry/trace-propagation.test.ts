@@ -9,9 +9,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallRequest, Ref } from '../../src/actors/index.js';
 import { GenServer } from '../../src/behaviours/index.js';
-import { startTaskWorkers, StreamConsumer, StreamSpanName, TaskSpanName, type Delivery } from '../../src/bus/index.js';
+import { parseEnvelope, startTaskWorkers, StreamConsumer, StreamSpanName, TaskSpanName, type Delivery } from '../../src/bus/index.js';
 import { NodeSpanName } from '../../src/nodes/trace-frames.js';
-import { createTelemetry, SpanName } from '../../src/telemetry/index.js';
+import { createTelemetry, parseCarrier, SpanName } from '../../src/telemetry/index.js';
 import { TASK_BACKENDS } from '../bus/tasks/stores.js';
 import { STREAM_BACKENDS } from '../bus/streams/stores.js';
 import { testNode } from '../nodes/support.js';
@@ -136,5 +136,46 @@ describe('a call to another node', () => {
     expect(got).toEqual(['hi']);
     expect(a.stats().bytesSent).toBeGreaterThan(sent);
     expect(ended(NodeSpanName.receive)).toHaveLength(0);
+  });
+});
+
+describe('without a recording span', () => {
+  it('stores no context: envelopes and headers are what they were, and nothing is wrapped', async () => {
+    trace.disable();
+    try {
+      const queue = await TASK_BACKENDS[0]!.open();
+      await queue.createQueue('q');
+      await queue.enqueue('q', { name: 'plain' });
+      const [task] = await queue.list('q');
+      expect(task!.envelope).not.toHaveProperty('trace_context');
+      await queue.close();
+      const a = await testNode('a', { system: createTelemetry({ logger: false, tracing: true }).systemOptions });
+      const b = await testNode('b');
+      await a.connect(b.name);
+      const spawned = b.system.spawn((message) => {
+        if (message instanceof CallRequest) message.reply(message.request instanceof Object ? message.request.constructor.name : typeof message.request);
+      });
+      // The callee sees the request itself (a plain object), not a wrapper.
+      expect(await a.system.call(new Ref(spawned.node, spawned.id, spawned.creation), { x: 1 })).toBe('Object');
+    } finally {
+      expect(trace.setGlobalTracerProvider(provider)).toBe(true);
+    }
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+});
+
+describe('a stored or received context', () => {
+  const valid = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' };
+  const envelope = { id: '0190b2c4-5d6e-7f00-8a00-000000000001', name: 'n', payload: {}, attempts: 0, max_retries: 1, run_at: null, timeout_soft_ms: 1, timeout_hard_ms: 1, idempotency_key: null, enqueued_at: '2026-01-01T00:00:00.000Z' };
+
+  it('is checked: a malformed traceparent means no parent, never a failure', () => {
+    expect(parseCarrier(valid)).toEqual(valid);
+    expect(parseCarrier({ traceparent: valid.traceparent, tracestate: 'x'.repeat(513) })).toEqual({ traceparent: valid.traceparent });
+    for (const traceparent of ['01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '00-00000000000000000000000000000000-b7ad6b7169203331-01', '00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01', '00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01', 42]) {
+      expect(parseCarrier({ traceparent }), String(traceparent)).toBeUndefined();
+    }
+    expect(parseEnvelope({ ...envelope, trace_context: valid }).trace_context).toEqual(valid);
+    expect(parseEnvelope({ ...envelope, trace_context: { traceparent: 'garbage' } })).not.toHaveProperty('trace_context');
+    expect(parseEnvelope(envelope)).not.toHaveProperty('trace_context');
   });
 });
