@@ -1,7 +1,7 @@
 /**
  * What a node's `/metrics` serves unless given a source of its own: the runtime's metrics (from
  * the system's telemetry when it has metrics, else sampled from the system by the built-in text),
- * Node's process metrics (prom-client's default collectors, in the admin's registry), the task and
+ * Node's process metrics (prom-client's default collectors, once per process), the task and
  * stream metrics of the queue and store the admin serves, and any registries the application's
  * components report to (`metrics: registry` on a pool, a cache, a store).
  *
@@ -54,15 +54,31 @@ export function checkNodeMetricsOption(metrics: unknown): void {
   if (process !== undefined && typeof process !== 'boolean') throw new AdminInvalidOption('metrics.process', 'must be a boolean');
 }
 
+let processRegistry: Registry | undefined;
+
+/**
+ * Process metrics belong to the process, not to a node, and prom-client's collectors keep an
+ * event-loop monitor running for good once made: they are collected once per process, in a
+ * registry every node serves.
+ */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new prom.Registry();
+    prom.collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 /** The node's default metrics source. */
 export function nodeMetrics(parts: NodeMetricsParts): MetricsSource {
   const observer = parts.system.observer;
   const runtime = observer instanceof Telemetry ? observer.metrics : undefined;
   const own: Registry = new prom.Registry();
   // The order served, and where a component already reporting somewhere is found.
-  const registries = [...new Set([...(runtime === undefined ? [] : [runtime.registry]), ...(parts.options?.registries ?? []), own])];
+  const registries = [...new Set([...(runtime === undefined ? [] : [runtime.registry]), ...(parts.options?.registries ?? [])])];
   const holding = (name: string): Registry => registries.find((registry) => registry.getSingleMetric(name) !== undefined) ?? own;
-  if (parts.options?.process !== false && holding('process_cpu_user_seconds_total') === own) prom.collectDefaultMetrics({ register: own });
+  if (parts.options?.process !== false && holding('process_cpu_user_seconds_total') === own) registries.push(processMetrics());
+  registries.push(own);
   const telemetry = (parts.tasks as { telemetry?: unknown } | undefined)?.telemetry;
   if (telemetry instanceof TaskTelemetry) taskMetrics(holding('molo_task_transitions_total'))!.add(telemetry);
   if (parts.streams instanceof SqlStreamStore) streamMetrics(holding('molo_stream_published_total'))!.add(parts.streams);

@@ -331,7 +331,8 @@ function createdSystemOptions(options: NodeOptions, rootName: string): ActorSyst
     ...(options.node === undefined ? {} : { node: options.node }),
   };
   if (base.observer !== undefined || typeof options.metrics === 'function') return base;
-  const telemetry = new Telemetry({ logger: base.logger, metrics: { rootName, processMetrics: options.metrics?.process !== false } });
+  // Process metrics are not asked of it: the node's /metrics serves them once per process (node-metrics.ts).
+  const telemetry = new Telemetry({ logger: base.logger, metrics: { rootName } });
   return { ...base, logger: telemetry.logger, observer: telemetry };
 }
 
