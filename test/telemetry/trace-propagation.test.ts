@@ -88,6 +88,14 @@ describe('a stream message', () => {
         expectChildOf(deliver, publish);
       }
       expect(seen[0]!.headers).toMatchObject({ mine: 'kept', traceparent: expect.stringMatching(/^00-/) });
+      // A traceparent of the publisher's own (relayed from elsewhere) parents the publish span, and is replaced by it.
+      const relayed = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await store.publish('t', Buffer.from('z'), { headers: { traceparent: relayed } });
+      await eventually(() => ended(StreamSpanName.deliver).length === 3, 5_000, 'third deliver span');
+      const third = ended(StreamSpanName.publish).find((span) => span.attributes['messaging.message.id'] === 3)!;
+      expect(third.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+      expect(third.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+      expect(seen[2]!.headers!.traceparent).toBe(`00-${third.spanContext().traceId}-${third.spanContext().spanId}-01`);
       await GenServer.stop(system, ref, 'shutdown');
     } finally {
       await store.close();

@@ -179,8 +179,9 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     if (msgId !== undefined && (typeof msgId !== 'string' || msgId.length === 0 || msgId.length > STREAM_LIMITS.maxMsgIdLength)) {
       throw new StreamInvalidArgument('msgId', `must be a string of 1..${STREAM_LIMITS.maxMsgIdLength} characters`);
     }
-    const span = this.#tracer.startSpan(StreamSpanName.publish, { 'messaging.destination.name': stream, 'messaging.message.body.size': encoded.payload.byteLength });
-    // The publish span's context rides in the headers: each delivery's span is its child.
+    // A `traceparent` header of the caller's (relayed from elsewhere) is the publish span's parent;
+    // then the publish span's own context rides in the headers, so each delivery's span is its child.
+    const span = this.#tracer.startSpan(StreamSpanName.publish, { 'messaging.destination.name': stream, 'messaging.message.body.size': encoded.payload.byteLength }, options.headers);
     const message = span === undefined ? encoded : withTraceHeaders(encoded, options.headers, carrierOf(span));
     try {
       let entry = await this.#stream(stream, options.ctx);
