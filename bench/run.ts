@@ -11,12 +11,13 @@ import { kvSuite } from './kv/suite.js';
 import { nodesSuite } from './nodes/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
+import { replicationSuite } from './replication/suite.js';
 import { streamsSuite } from './streams/suite.js';
 import { tasksSuite } from './tasks/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite, replicationSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 

@@ -40,9 +40,27 @@ export interface AdminOptions {
   readonly snapshotTimeoutMs?: number;
   /** Registered name; default `admin`. */
   readonly name?: string;
+  /**
+   * What else `/health` asks: each check lists its problems (a replication peer far behind, …);
+   * any problem makes a running node `degraded` (HTTP 200: it still serves), with the problems named.
+   * At most {@link MAX_HEALTH_CHECKS}.
+   */
+  readonly healthChecks?: readonly HealthCheck[];
 }
 
+/** One part of a node's health beyond its root supervisor: answers at once (no I/O), from what the part already knows. */
+export interface HealthCheck {
+  readonly name: string;
+  problems(): readonly string[];
+}
+
+export const MAX_HEALTH_CHECKS = 32;
+/** Problems reported per check, and characters per problem: the health answer stays small. */
+const MAX_PROBLEMS_PER_CHECK = 16;
+const MAX_PROBLEM_LENGTH = 300;
+
 interface AdminSettings {
+  readonly healthChecks: readonly HealthCheck[];
   readonly system: ActorSystem;
   readonly root: Ref | undefined;
   readonly providers: ReadonlyMap<string, SnapshotProvider>;
@@ -56,8 +74,10 @@ interface AdminSettings {
 export type AdminPhase = 'starting' | 'running' | 'draining';
 
 export interface HealthReport {
-  /** `ok` only while running with the root supervisor alive. */
-  readonly status: 'ok' | 'starting' | 'draining' | 'down';
+  /** `ok` only while running with the root supervisor alive and no health check reporting a problem (`degraded` then). */
+  readonly status: 'ok' | 'degraded' | 'starting' | 'draining' | 'down';
+  /** What the health checks reported, by check (present only when one did). */
+  readonly problems?: readonly { readonly check: string; readonly problem: string }[];
   readonly node: string;
   readonly root: string | null;
   readonly rootAlive: boolean;
@@ -173,14 +193,32 @@ export class AdminServer extends GenServer<AdminRequest, AdminReply, AdminCast, 
     if (this.#phase === 'starting') status = 'starting';
     else if (this.#phase === 'draining') status = rootAlive ? 'draining' : 'down';
     else status = rootAlive ? 'ok' : 'down';
+    const problems = this.#problems();
+    if (status === 'ok' && problems.length > 0) status = 'degraded';
     return {
       status,
+      ...(problems.length > 0 ? { problems } : {}),
       node: this.settings.system.node,
       root: root === undefined ? null : String(root),
       rootAlive,
       actors: this.settings.system.actorCount,
       uptimeMs: Date.now() - this.#startedAt,
     };
+  }
+
+  #problems(): { check: string; problem: string }[] {
+    const out: { check: string; problem: string }[] = [];
+    for (const check of this.settings.healthChecks) {
+      let problems: readonly string[];
+      try {
+        problems = check.problems();
+      } catch (error) {
+        // A check that throws is itself a problem, not a crashed admin.
+        problems = [`health check failed: ${error instanceof Error ? error.message : String(error)}`];
+      }
+      for (const problem of problems.slice(0, MAX_PROBLEMS_PER_CHECK)) out.push({ check: check.name, problem: String(problem).slice(0, MAX_PROBLEM_LENGTH) });
+    }
+    return out;
   }
 
   #guard(answer: () => unknown): AdminReply {
@@ -227,7 +265,14 @@ function resolveAdminOptions(options: AdminOptions): AdminSettings {
     }
     providers.set(provider.behaviour, provider);
   }
-  return { system: options.system, root: options.root, providers, maxSnapshotBytes, callTimeoutMs, snapshotTimeoutMs, name };
+  const healthChecks = options.healthChecks ?? [];
+  if (!Array.isArray(healthChecks) || healthChecks.length > MAX_HEALTH_CHECKS) throw new AdminInvalidOption('healthChecks', `must be an array of at most ${MAX_HEALTH_CHECKS} checks`);
+  for (const check of healthChecks) {
+    if (typeof check?.name !== 'string' || check.name.length === 0 || typeof check.problems !== 'function') {
+      throw new AdminInvalidOption('healthChecks', 'each check needs a name and a problems() function');
+    }
+  }
+  return { system: options.system, root: options.root, providers, maxSnapshotBytes, callTimeoutMs, snapshotTimeoutMs, name, healthChecks };
 }
 
 export function checkInteger(option: string, value: number, min: number, max: number): void {

@@ -325,7 +325,7 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
         return;
       case '/health': {
         const report = await Admin.health(runtime, admin, requestTimeoutMs);
-        sendJson(response, report.status === 'ok' ? 200 : 503, report);
+        sendJson(response, report.status === 'ok' || report.status === 'degraded' ? 200 : 503, report);
         return;
       }
       case '/livez':
@@ -335,7 +335,8 @@ async function route(settings: HttpSettings, endpoint: AdminEndpoint, response: 
       case '/readyz': {
         // Started and not draining: what the admin actor knows, asked with a probe's patience.
         const report = await Admin.health(runtime, admin, Math.min(requestTimeoutMs, PROBE_TIMEOUT_MS));
-        sendJson(response, report.status === 'ok' ? 200 : 503, { status: report.status });
+        // Degraded still serves: ready.
+        sendJson(response, report.status === 'ok' || report.status === 'degraded' ? 200 : 503, { status: report.status });
         return;
       }
       case '/metrics':

@@ -27,6 +27,8 @@ export {
   type AdminReply,
   type AdminRequest,
   type HealthReport,
+  type HealthCheck,
+  MAX_HEALTH_CHECKS,
 } from './admin-actor.js';
 export {
   ADMIN_ENDPOINTS,

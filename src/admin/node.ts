@@ -10,6 +10,7 @@ import { checkNodeMetricsOption, nodeMetrics, type NodeMetricsOptions } from './
 import { Telemetry } from '../telemetry/telemetry.js';
 import { taskPoolsProvider } from '../bus/tasks/workers.js';
 import { schedulerProvider } from '../bus/scheduler/supervised.js';
+import { replicationProviders } from '../nodes/replication/replication.js';
 import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
 import type { Logger } from '../telemetry/logger-api.js';
 
@@ -64,6 +65,8 @@ export interface NodeOptions {
    * (`sections.programs`); a provider given here for the same behaviour replaces that default.
    */
   readonly snapshotProviders?: readonly SnapshotProvider[];
+  /** What else `/health` asks (replication lag, …): a problem makes the node `degraded`, named in the answer. */
+  readonly healthChecks?: AdminOptions['healthChecks'];
   /** Snapshot options of the admin actor (cap, timeouts). */
   readonly snapshot?: Pick<AdminOptions, 'maxSnapshotBytes' | 'callTimeoutMs' | 'snapshotTimeoutMs'>;
   /** How long a graceful stop may take before everything is killed; default 25 s (below Kubernetes' 30 s grace), at most 10 min. */
@@ -150,7 +153,7 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
 
   let admin: Ref;
   try {
-    admin = await Admin.start({ system, providers: withDefaultProviders(options.snapshotProviders ?? []), ...options.snapshot });
+    admin = await Admin.start({ system, providers: withDefaultProviders(options.snapshotProviders ?? []), ...(options.healthChecks === undefined ? {} : { healthChecks: options.healthChecks }), ...options.snapshot });
   } catch (error) {
     release();
     throw error;
@@ -336,14 +339,14 @@ function createdSystemOptions(options: NodeOptions, rootName: string): ActorSyst
   return { ...base, logger: telemetry.logger, observer: telemetry };
 }
 
-/** Program supervisors (with their health), stream consumers, task pools and schedulers are part of every node's snapshot, unless a caller's provider replaces one. */
+/** Program supervisors (with their health), stream consumers, task pools, schedulers and replicators are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider()];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 
 const NODE_OPTION_KEYS: readonly (keyof NodeOptions)[] = [
-  'node', 'system', 'root', 'rootName', 'admin', 'metrics', 'snapshotProviders', 'snapshot', 'shutdownDeadlineMs', 'signals',
+  'node', 'system', 'root', 'rootName', 'admin', 'metrics', 'snapshotProviders', 'healthChecks', 'snapshot', 'shutdownDeadlineMs', 'signals',
   'exitProcess', 'onRootExit', 'logger', 'log',
 ];
 const ADMIN_SURFACE_KEYS: readonly (keyof AdminSurfaceOptions)[] = [

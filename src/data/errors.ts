@@ -27,6 +27,7 @@ export const DataErrorCode = {
   QueueFull: 'DB_QUEUE_FULL',
   SqliteBusy: 'DB_SQLITE_BUSY',
   NetworkFilesystem: 'DB_NETWORK_FILESYSTEM',
+  SqliteDirectoryMissing: 'DB_SQLITE_DIRECTORY_MISSING',
   SqliteDriverMissing: 'DB_SQLITE_DRIVER_MISSING',
   InvalidConfig: 'DB_INVALID_CONFIG',
   TransactionState: 'DB_TRANSACTION_STATE',
@@ -292,6 +293,17 @@ export class SqliteBusy extends dbErrorClass(DataErrorCode.SqliteBusy, true, (me
 export class NetworkFilesystem extends dbErrorClass(DataErrorCode.NetworkFilesystem, false, (path: string, fsType: string, options: DbErrorOptions = {}) => ({
   message: `refusing ${path}: it is on a ${fsType} network filesystem, where SQLite WAL is unsafe`,
   fields: { path, fsType },
+  options,
+})) {}
+
+/**
+ * The SQLite file's directory does not exist, and `createDirectory` was not set. Not retryable:
+ * a typo'd path or a volume not mounted stays so, and creating it silently would put the data
+ * where nobody looks (on the container's own disk, say).
+ */
+export class SqliteDirectoryMissing extends dbErrorClass(DataErrorCode.SqliteDirectoryMissing, false, (file: string, directory: string, options: DbErrorOptions = {}) => ({
+  message: `${file}: its directory ${directory} does not exist (create it, or pass createDirectory: true to openSqlite)`,
+  fields: { path: file, directory },
   options,
 })) {}
 

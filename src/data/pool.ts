@@ -59,15 +59,24 @@ interface Waiter<C extends DriverConnection> {
   timer: ReturnType<typeof setTimeout>;
 }
 
-/** A `ready()` caller: settled by the first good connection, a failure no retry can fix, or its timer. */
+/**
+ * A `ready()` caller: settled by the first good connection, a failure no retry can fix, or its
+ * timer; one without a `timeoutMs` of its own (`untilConnected` false) also by the next failed attempt.
+ */
 interface ReadyWaiter {
   resolve(): void;
   reject(error: unknown): void;
   timer: ReturnType<typeof setTimeout>;
+  readonly untilConnected: boolean;
 }
 
 export interface ReadyOptions {
-  /** How long to wait for the first connection; default the pool's `acquireTimeoutMs`. */
+  /**
+   * Wait this long for a connection, through the pool's reconnect attempts (for a script that
+   * starts before its database). Without it, `ready()` settles with the first attempt's outcome:
+   * it rejects as soon as an attempt failed (ConnectFailed with that attempt's error as `cause`),
+   * bounded by the pool's `acquireTimeoutMs`, while the pool goes on reconnecting in the background.
+   */
   readonly timeoutMs?: number;
 }
 
@@ -84,6 +93,9 @@ export class Pool<C extends DriverConnection> {
   private connecting = 0;
   private closed = false;
   private lastConnectError: unknown = undefined;
+  /** Failed attempts in a row, and the reason the outage's warning named (repeats of it log at debug). */
+  private failedAttempts = 0;
+  private warnedReason: string | undefined = undefined;
   private reconnectDelay: number;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly reaper: ReturnType<typeof setInterval>;
@@ -120,14 +132,18 @@ export class Pool<C extends DriverConnection> {
   }
 
   /**
-   * Resolves once the pool holds an open connection; rejects with the reason when the last
-   * connect failed in a way no retry fixes (credentials, unknown database, bad configuration) or
-   * none succeeded within `timeoutMs` (then a ConnectFailed carrying the last attempt's reason).
+   * Resolves once the pool holds an open connection. Rejects with the reason when the last
+   * connect failed in a way no retry fixes (credentials, unknown database, bad configuration);
+   * without `timeoutMs`, also when the last attempt failed at all (ConnectFailed whose `cause` is
+   * that attempt's error: a server that is down is said at startup, not after a timeout); with
+   * `timeoutMs`, when none succeeded within it (a ConnectFailed carrying the last attempt's reason).
    */
   ready(options: ReadyOptions = {}): Promise<void> {
     if (this.closed) return Promise.reject(new PoolClosed());
     if (this.slots.some((slot) => slot.conn.open)) return Promise.resolve();
     if (isPermanent(this.lastConnectError)) return Promise.reject(this.lastConnectError);
+    const untilConnected = options.timeoutMs !== undefined;
+    if (!untilConnected && this.lastConnectError !== undefined) return Promise.reject(this.attemptFailed(this.lastConnectError));
     const timeoutMs = options.timeoutMs ?? this.config.acquireTimeoutMs;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 300_000) {
       return Promise.reject(new InvalidDataConfig('ready.timeoutMs', `${String(timeoutMs)} is not an integer in 1..300000`));
@@ -135,6 +151,7 @@ export class Pool<C extends DriverConnection> {
     this.ensure();
     return new Promise<void>((resolve, reject) => {
       const waiter: ReadyWaiter = {
+        untilConnected,
         resolve,
         reject,
         timer: setTimeout(() => {
@@ -356,6 +373,11 @@ export class Pool<C extends DriverConnection> {
     }
     const slot = new Slot(conn, Date.now());
     this.slots.push(slot);
+    if (this.failedAttempts > 0) {
+      this.logger?.info({ event: 'pool.connected', pool: this.name, failedAttempts: this.failedAttempts }, 'pool connected after failed attempts');
+    }
+    this.failedAttempts = 0;
+    this.warnedReason = undefined;
     this.lastConnectError = undefined;
     this.reconnectDelay = this.config.reconnectInitialMs;
     void conn.ended.then((reason) => {
@@ -383,6 +405,14 @@ export class Pool<C extends DriverConnection> {
     return new ConnectFailed(`pool ${this.name} has no connection after ${timeoutMs} ms (pool.acquireTimeoutMs); last attempt: ${why}`, { ...fields, cause: last });
   }
 
+  /** A `ready()` without a timeout of its own, after a failed attempt: that attempt's error, as its cause. */
+  private attemptFailed(error: unknown): ConnectFailed {
+    const why = describe(error).replace(/^connect failed: /, '');
+    const fields = error instanceof DbError ? { connection: error.connection, sqlstate: error.sqlstate } : {};
+    // No word of the retries in the message: a caller that gives up here (a CLI) closes the pool next.
+    return new ConnectFailed(`pool ${this.name} could not connect: ${why}`, { ...fields, cause: error });
+  }
+
   private connectFailed(error: unknown): void {
     this.lastConnectError = error;
     if (isPermanent(error)) {
@@ -392,9 +422,26 @@ export class Pool<C extends DriverConnection> {
         waiter.reject(error);
       }
       this.updateGauges();
+    } else {
+      // A ready() that asked for no timeout of its own wanted the attempt's outcome: this is it.
+      for (const waiter of this.readyWaiters.filter((w) => !w.untilConnected)) {
+        this.readyWaiters.splice(this.readyWaiters.indexOf(waiter), 1);
+        clearTimeout(waiter.timer);
+        waiter.reject(this.attemptFailed(error));
+      }
     }
     this.metrics?.poolConnectFailures.inc({ pool: this.name });
-    this.logger?.warn({ event: 'pool.connect_failed', pool: this.name, err: describe(error), retryInMs: this.reconnectDelay }, 'pool could not connect');
+    this.failedAttempts++;
+    // One warning per outage (and per new reason): a server down for an hour must not log an error per
+    // reconnect. The repeats go to debug; the failures counter and health() still count every one.
+    const reason = describe(error);
+    const fields = { event: 'pool.connect_failed', pool: this.name, err: reason, attempt: this.failedAttempts, retryInMs: this.reconnectDelay };
+    if (reason !== this.warnedReason) {
+      this.warnedReason = reason;
+      this.logger?.warn(fields, `pool could not connect; retrying in ${this.reconnectDelay} ms with backoff (up to pool.reconnectMaxMs)`);
+    } else {
+      this.logger?.debug(fields, 'pool could not connect again');
+    }
     if (this.closed || this.reconnectTimer !== undefined) return;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;

@@ -43,6 +43,11 @@ export interface PostgresPoolConfig extends Partial<PgConfig>, PoolConfig, Postg
 
 let poolCounter = 0;
 
+/** A connection that could not be opened, handed back from its start (as `ignore`) to the pool's connector. */
+class FailedAttempt {
+  constructor(readonly error: unknown) {}
+}
+
 /** The keys a pool configuration may hold: a misspelt one (`username`, `db`) is refused by name. */
 const POOL_KEYS = new Set<string>([...Object.keys(POOL_DEFAULTS), ...PG_CONFIG_KEYS, 'url', 'env', 'name', 'logger', 'metrics']);
 
@@ -87,7 +92,6 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
   // Up front, so a bad field is named now rather than surfacing as a failed connection later.
   resolvePoolConfig(poolConfig);
   const { database } = resolvePgConfig(pg);
-  const opened = new Map<string, PgConnection>();
   const supervisor = await Supervisor.start(
     system,
     {
@@ -98,9 +102,14 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
           restart: 'temporary',
           shutdown: 5_000,
           start: async ({ parent, args }) => {
-            const conn = await connectPostgres(system, { ...pg, metrics }, args[0] as DataContext | undefined, { link: parent });
-            opened.set(String(conn.ref), conn);
-            return conn.ref;
+            try {
+              const conn = await connectPostgres(system, { ...pg, metrics }, args[0] as DataContext | undefined, { link: parent });
+              return { ref: conn.ref, extra: conn };
+            } catch (error) {
+              // A failed attempt is the pool's to retry and to report (one warning per outage, with its
+              // backoff), so it is OTP's `ignore` here: the supervisor logs no start_error per reconnect.
+              return { ref: undefined, extra: new FailedAttempt(error) };
+            }
           },
         },
       ],
@@ -113,17 +122,17 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
     metrics,
     logger,
     connector: async (connectCtx) => {
-      let ref;
+      let started;
       try {
-        ref = await Supervisor.startChild(system, supervisor, [connectCtx]);
+        started = await Supervisor.startChildWithExtra(system, supervisor, [connectCtx]);
       } catch (error) {
-        // The supervisor wraps the connection's error; the pool decides (and callers read) by the connection's own.
+        // The supervisor wraps a start's error; the pool decides (and callers read) by the connection's own.
         throw error instanceof StartFailed && error.reason instanceof Error ? error.reason : error;
       }
-      const conn = ref === undefined ? undefined : opened.get(String(ref));
-      if (ref !== undefined) opened.delete(String(ref));
-      if (conn === undefined) throw new Error('connection supervisor returned no connection');
-      return conn;
+      // The pool decides by the connection's own error (retryable or not) and keeps it as the cause.
+      if (started.extra instanceof FailedAttempt) throw started.extra.error;
+      if (started.ref === undefined || !(started.extra instanceof PgConnection)) throw new Error('connection supervisor returned no connection');
+      return started.extra;
     },
   });
   const db = new PostgresDatabase(system, pool, supervisor, logger, database);

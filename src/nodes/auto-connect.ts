@@ -71,7 +71,8 @@ const SIGNAL_BYTES = 64;
 
 interface Op {
   readonly bytes: number;
-  run(router: Router): void;
+  /** `cause`: why the attempt failed, when replayed into Unreachable (a call's NodeDown carries it). */
+  run(router: Router, cause?: unknown): void;
 }
 
 interface Pending {
@@ -126,8 +127,11 @@ export class AutoConnect implements Router {
     for (const op of entry.ops) op.run(router);
   }
 
-  /** The attempt to `node` failed (refused, unreachable, timed out): its traffic fails as noconnection. */
-  failed(node: string): void {
+  /**
+   * The attempt to `node` failed (refused, unreachable, timed out): its traffic fails as
+   * noconnection, and its calls with NodeDown carrying `cause` (ECONNREFUSED, a refused handshake).
+   */
+  failed(node: string, cause?: unknown): void {
     const entry = this.#take(node);
     if (entry === undefined) return;
     this.#counts.failed++;
@@ -138,7 +142,7 @@ export class AutoConnect implements Router {
     this.#backoff.delete(node);
     this.#backoff.set(node, { failures, until: Date.now() + delay });
     if (this.#backoff.size > MAX_BACKOFF_ENTRIES) this.#backoff.delete(this.#backoff.keys().next().value!);
-    for (const op of entry.ops) op.run(this.unreachable);
+    for (const op of entry.ops) op.run(this.unreachable, cause);
   }
 
   /** The node stops: whatever is pending fails. */
@@ -258,11 +262,12 @@ export class AutoConnect implements Router {
     if (!this.#admitUser(node, entry, bytes)) throw new NodeLinkFull(node, this.settings.pendingBytes);
     entry.ops.push({
       bytes,
-      run: (router) => {
+      run: (router, cause) => {
         // Timed out while pending: nothing to deliver.
         if (!call.open) return;
         try {
-          router.call(call);
+          if (router === this.unreachable) this.unreachable.call(call, cause);
+          else router.call(call);
         } catch (error) {
           call._settle?.(call, false, error);
         }

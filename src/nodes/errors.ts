@@ -47,9 +47,11 @@ export type RefusalReason =
   | 'tls';
 
 /** A peer was refused (or refused us) before any actor traffic: the connection is closed. */
-export class HandshakeRefused extends codedError(NodeErrorCode.HandshakeRefused, (reason: RefusalReason, peer: string | undefined, detail: string) => ({
+export class HandshakeRefused extends codedError(NodeErrorCode.HandshakeRefused, (reason: RefusalReason, peer: string | undefined, detail: string, options?: { cause?: unknown }) => ({
+  // `cause`: the TLS library's error when reason is tls (its code is in the detail too).
   message: `handshake with ${peer ?? 'an unnamed peer'} refused (${reason}): ${detail}`,
   fields: { reason, peer },
+  ...(options === undefined ? {} : { options }),
 })) {}
 
 /** A peer sent a frame over the frame cap: the link is closed before the frame is buffered. */
@@ -107,7 +109,11 @@ export class RemoteSpawnRefused extends codedError(NodeErrorCode.SpawnRefused, (
 
 /** `; <code>: <message>` of a socket error, so the first line already says why. */
 function describeCause(cause: unknown): string {
-  if (!(cause instanceof Error)) return '';
-  const code = (cause as NodeJS.ErrnoException).code;
-  return `; ${code === undefined || cause.message.includes(code) ? '' : `${code}: `}${cause.message}`;
+  return cause instanceof Error ? `; ${describeSocketError(cause)}` : '';
+}
+
+/** `<code>: <message>` of a socket or TLS error (the code once, if the message lacks it). */
+export function describeSocketError(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return `${code === undefined || error.message.includes(code) ? '' : `${code}: `}${error.message}`;
 }

@@ -12,7 +12,7 @@ import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
 import { RefTable } from '../actors/placement/ref-table.js';
 import type { Logger } from '../telemetry/logger-api.js';
-import { HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
+import { describeSocketError, HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
 import { startNetKernel } from './net-kernel.js';
 import { dial, listen } from './sockets.js';
 import { NodeCounters, type NodeStats } from './stats.js';
@@ -337,7 +337,8 @@ export class Node {
       if (!(error instanceof HandshakeRefused && error.reason === 'duplicate')) {
         for (const waiter of this.#waiters.get(node) ?? []) waiter.reject(error);
         this.#waiters.delete(node);
-        this.#auto.failed(node);
+        // A NodeDown of the dial is unwrapped: the calls that waited get NodeDowns of their own, caused by the socket's error.
+        this.#auto.failed(node, error instanceof NodeDown && error.cause !== undefined ? error.cause : error);
       }
       this.#scheduleReconnect(node);
     } finally {
@@ -371,7 +372,7 @@ export class Node {
         if (timedOut) throw new HandshakeRefused('timeout', expected, `not finished within ${this.#options.handshakeTimeoutMs} ms (handshakeTimeoutMs)`);
         if (error instanceof HandshakeRefused) throw error;
         const tlsFailure = this.#options.tls !== undefined && /certificate|SSL|TLS|self.signed/i.test(String((error as Error)?.message));
-        if (tlsFailure) throw new HandshakeRefused('tls', expected, (error as Error).message);
+        if (tlsFailure) throw new HandshakeRefused('tls', expected, describeSocketError(error as Error), { cause: error });
         throw new NodeDown(expected ?? 'an unnamed peer', undefined, { cause: error ?? new Error('connection closed during the handshake') });
       }
       if (this.#stopped) throw new NodeStopped(this.name);

@@ -26,8 +26,9 @@ export class Unreachable implements Router {
     return false;
   }
 
-  call(call: CallRequest): void {
-    throw new NodeDown(call.callee.node, String(call.callee));
+  /** `cause`: why the node could not be reached, when an attempt to connect just failed. */
+  call(call: CallRequest, cause?: unknown): void {
+    throw new NodeDown(call.callee.node, String(call.callee), cause === undefined ? undefined : { cause });
   }
 
   whereis(): Ref | undefined {

@@ -99,6 +99,9 @@ describe('auto-connect', () => {
     const started = Date.now();
     const error = await a.system.call(far, 'hi').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NodeDown);
+    // The call that waited for the attempt learns why it failed.
+    expect((error as Error & { cause?: NodeJS.ErrnoException }).cause?.code).toBe('ECONNREFUSED');
+    expect((error as Error).message).toMatch(/is not connected \(noconnection\): .*; connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
     // The attempt's bound: the handshake deadline and a second's grace.
     expect(Date.now() - started).toBeLessThan(2_000 + 1_000);
     await eventually(() => reasons.length === 2);

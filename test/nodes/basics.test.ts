@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { behaviourModule, CallRequest, DownMessage, Ref } from '../../src/actors/index.js';
-import { InvalidNodeName, InvalidNodeOption, NodeDown, parseNodeName, startNode } from '../../src/nodes/index.js';
+import { HandshakeRefused, InvalidNodeName, InvalidNodeOption, NodeDown, parseNodeName, startNode } from '../../src/nodes/index.js';
 import { eventually, sleep } from '../support/systems.js';
 import { monitorAndLink, SECRET, testNode } from './support.js';
 
@@ -72,6 +72,27 @@ describe('connect to a node that is not there', () => {
     expect(error).toBeInstanceOf(NodeDown);
     expect((error as Error & { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
     expect((error as Error).message).toMatch(/^node gone@127\.0\.0\.1:\d+ is not connected \(noconnection\); connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+  });
+
+  it('rejects at once with NodeDown carrying the resolver error (ENOTFOUND) for a host that does not resolve', async () => {
+    const a = await testNode('a');
+    // `.invalid` never resolves (RFC 2606), so this holds offline and on any resolver.
+    const node = 'gone@nonexistent.invalid:4370';
+    const error = await a.connect(node).catch((thrown: unknown) => thrown);
+    a.disconnect(node);
+    expect(error).toBeInstanceOf(NodeDown);
+    expect((error as Error & { cause?: { code?: string } }).cause?.code).toMatch(/^(ENOTFOUND|EAI_AGAIN)$/);
+    expect((error as Error).message).toMatch(/^node gone@nonexistent\.invalid:4370 is not connected \(noconnection\); getaddrinfo (ENOTFOUND|EAI_AGAIN) nonexistent\.invalid$/);
+  });
+
+  it('a peer that does not hold the secret: HandshakeRefused whose reason and message say auth', async () => {
+    const a = await testNode('a');
+    const x = await testNode('x', { secret: 'another-secret-of-enough-length' });
+    const error = await x.connect(a.name).catch((thrown: unknown) => thrown);
+    x.disconnect(a.name);
+    expect(error).toBeInstanceOf(HandshakeRefused);
+    expect(error).toMatchObject({ code: 'NODE_HANDSHAKE_REFUSED', reason: 'auth', peer: a.name });
+    expect((error as Error).message).toBe(`handshake with ${a.name} refused (auth): the peer does not hold the cluster secret`);
   });
 });
 

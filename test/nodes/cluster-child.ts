@@ -18,8 +18,12 @@ export interface ClusterPeer {
  * Resolves once it listens.
  */
 export function clusterPeer(name: string, secret: string, host = '127.0.0.1', wrap: string[] = []): Promise<ClusterPeer> {
-  const script = 'test/nodes/fixtures/cluster-node.ts';
-  const args = [`${name}@${host}:0`, secret];
+  return forkPeer('test/nodes/fixtures/cluster-node.ts', [`${name}@${host}:0`, secret], wrap);
+}
+
+/** A fixture node (`script args…`) driven over IPC as {@link clusterPeer} drives the cluster one; it sends `{ ready: name }` once up. */
+export function forkPeer(script: string, args: string[], wrap: string[] = []): Promise<ClusterPeer> {
+  const name = args[0]!;
   const child =
     wrap.length === 0
       ? fork(script, args, { cwd: projectRoot, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'pipe', 'ipc'] })

@@ -31,7 +31,13 @@ describe('nodes over TLS', () => {
     const b = await testNode('b', { tls: cluster });
     const intruder = await testNode('x', { tls: { ...rogue } });
     await expect(intruder.connect(a.name)).rejects.toMatchObject({ reason: 'tls' });
-    await expect(a.connect(intruder.name)).rejects.toMatchObject({ reason: 'tls' });
+    const refused = await a.connect(intruder.name).catch((thrown: unknown) => thrown);
+    expect(refused).toMatchObject({ reason: 'tls' });
+    // The TLS library's error stays on it: its code in the message, itself as the cause.
+    const cause = (refused as Error & { cause?: NodeJS.ErrnoException }).cause;
+    expect(cause).toBeInstanceOf(Error);
+    expect(cause?.code).toMatch(/^[A-Z_]+$/);
+    expect((refused as Error).message).toContain(`(tls): ${cause?.code}: ${cause?.message}`);
     intruder.disconnect(a.name);
     a.disconnect(intruder.name);
     await eventually(() => (a.stats().handshakesRefused.tls ?? 0) >= 2);

@@ -108,7 +108,8 @@ export function formatProcesses(snapshot: ProcessSnapshot): string {
 
 export function formatHealth(report: HealthReport): string {
   const root = report.root === null ? 'no root' : `root ${report.root} ${report.rootAlive ? 'alive' : 'down'}`;
-  return `${report.status}  node ${report.node}  ${root}  actors ${report.actors}  uptime ${(report.uptimeMs / 1000).toFixed(1)} s\n`;
+  const problems = (report.problems ?? []).map((entry) => `  ${entry.check}: ${entry.problem}\n`).join('');
+  return `${report.status}  node ${report.node}  ${root}  actors ${report.actors}  uptime ${(report.uptimeMs / 1000).toFixed(1)} s\n${problems}`;
 }
 
 /**

@@ -227,10 +227,12 @@ export type ExecutorSpec =
       readonly placement: 'thread' | 'process';
       readonly module: string | URL;
       /**
-       * Tasks one host runs at once (default 1, at most 64). The worker's tasks go to its host in
-       * one frame and their replies come back together, so a short task costs a k-th of the
-       * messages; each counts towards `concurrency`, which then takes ceil(concurrency / prefetch)
-       * hosts. A hard timeout ends the host, and with it the other tasks running there.
+       * Tasks one host runs at once (1..64). The worker's tasks go to its host in one frame and
+       * their replies come back together, so a short task costs a k-th of the messages; each counts
+       * towards `concurrency`, which then takes ceil(concurrency / prefetch) hosts. A hard timeout
+       * ends the host, and with it the other tasks running there. Unset, the pool starts
+       * `concurrency` hosts and adapts it to task duration: from 1, doubled while tasks are short,
+       * up to min(concurrency, 64), halved while they are long (see `stats().prefetch`).
        */
       readonly prefetch?: number;
     };
@@ -280,6 +282,10 @@ export interface TaskWorkersOptions {
 export interface TaskWorkersStats {
   readonly queue: string;
   readonly workers: number;
+  /** Hosts of the pool's workers booting now (a worker gets tasks once its host is up). */
+  readonly booting: number;
+  /** Tasks the fetcher hands one worker's host at once now: `executor.prefetch`, or where unset, as adapted. */
+  readonly prefetch: number;
   readonly running: number;
   readonly succeeded: number;
   readonly failed: number;

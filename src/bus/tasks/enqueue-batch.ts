@@ -4,6 +4,7 @@
  * the queue's cap fails that item only. Queue rows are locked first (Postgres), which orders
  * concurrent enqueues of a queue across instances so the depth cap holds.
  */
+import { nearestKey } from '../../actors/option-keys.js';
 import type { Queryable } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import type { Outcome } from '../streams/group-commit.js';
@@ -52,10 +53,15 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
   }
   const outcomes: Outcome<EnqueueResult>[] = [];
   const rows: EnqueueItem[] = [];
+  // Read only when an item names a missing queue (a queue deleted since its config was cached): for its "did you mean".
+  let known: string[] | undefined;
   for (const item of items) {
     try {
       const config = configs.get(item.queue);
-      if (config === undefined) throw new TaskQueueNotFound(item.queue);
+      if (config === undefined) {
+        known ??= (await tx.query(c.sql(`SELECT name FROM ${t.queues}`))).rows.map((row) => String(row.name));
+        throw new TaskQueueNotFound(item.queue, nearestKey(item.queue, known));
+      }
       checkPayload(item.envelope.payload, config.maxPayloadBytes);
       const key = item.envelope.idempotency_key;
       // Every check that can fail comes before the first write, so a refused item leaves nothing behind.

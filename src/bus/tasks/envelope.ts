@@ -6,7 +6,10 @@
 import { V7Generator } from 'uuidv7';
 import { systemClock, type Clock } from '../../actors/index.js';
 import { parseCarrier, type TraceCarrier } from '../../telemetry/index.js';
+import { TASK_CAPS } from './caps.js';
 import { InvalidTaskEnvelope, TaskPayloadTooLarge, TaskQueueDepthExceeded } from './errors.js';
+
+export { TASK_CAPS };
 
 /** A JSON value: what a payload may hold. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -59,21 +62,6 @@ export const TASK_DEFAULTS = Object.freeze({
   /** Lease (ack deadline) of a taken task, and how often a worker renews it (S7-3). */
   leaseMs: 60_000,
   heartbeatMs: 15_000,
-});
-
-export const TASK_CAPS = Object.freeze({
-  /** UTF-8 bytes of a payload's JSON (S7-10). */
-  maxPayloadBytes: 1024 * 1024,
-  /** Envelopes one queue holds (S7-10). */
-  maxQueueDepth: 100_000,
-  maxRetries: 100,
-  maxTimeoutMs: 24 * 60 * 60 * 1_000,
-  maxNameLength: 255,
-  maxIdempotencyKeyLength: 255,
-  /** Characters of a handler's return value as JSON, stored with the task (a larger output belongs in storage of its own). */
-  maxResultChars: 64 * 1024,
-  /** Characters of a progress value as JSON. */
-  maxProgressChars: 4 * 1024,
 });
 
 const NAME = /^[A-Za-z0-9_.:-]+$/;

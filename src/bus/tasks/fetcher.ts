@@ -149,6 +149,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     const entry = this.#workers.get(key);
     if (entry === undefined) return;
     this.#workers.delete(key);
+    this.pool.up.delete(key);
     this.pool.workerCount = this.#workers.size;
     for (const id of entry.running) {
       const flight = this.#inFlight.get(id);
@@ -163,8 +164,13 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       this.#progress.push({ id: report.task.envelope.id, leaseToken: report.task.leaseToken, progress: report.json });
       return;
     }
+    if (report.kind === 'task-worker-up') {
+      this.#dispatch();
+      return;
+    }
     if (report.kind !== 'task-done') return;
     const { task } = report;
+    this.pool.observe(report.elapsedMs);
     const entry = this.#workers.get(report.worker.toString());
     if (entry !== undefined) {
       entry.running.delete(task.envelope.id);
@@ -191,7 +197,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     flight.span?.end(outcome.kind === 'failed' ? new Error(`${outcome.reason}: ${outcome.detail ?? ''}`) : undefined, { 'molo.task.outcome': outcome.kind });
     this.#settler.push({ id, leaseToken: flight.task.leaseToken, outcome });
     // Tasks of one host settle together: dispatched once they all reported, they go back as one batch.
-    if (this.pool.options.prefetch === 1) this.#dispatch();
+    if (this.pool.prefetch === 1) this.#dispatch();
     else
       this.#dispatchSoon ??= setImmediate(() => {
         this.#dispatchSoon = undefined;
@@ -245,19 +251,21 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
 
   /**
    * Hands buffered tasks to workers with room, in lease order, while the limits allow: at most
-   * `concurrency` in flight, each worker up to `prefetch`, filled one worker at a time so its
-   * tasks travel to its host together.
+   * `concurrency` in flight, each worker up to `prefetch` (fixed, or as adapted), filled one worker
+   * at a time so its tasks travel to its host together; only workers whose host is up.
    */
   #dispatch(): void {
-    const { options } = this.pool;
+    const { options, up } = this.pool;
     if (this.#buffer.length === 0) return;
+    const prefetch = this.pool.prefetch;
     let started = 0;
     for (const worker of this.#workers.values()) {
-      if (worker.unknown) continue;
+      // Not while its host boots: the task would wait for it while a host that is up sits idle.
+      if (worker.unknown || !up.has(worker.ref.toString())) continue;
       const tasks: LeasedTask[] = [];
       while (
         this.#buffer.length > 0 &&
-        worker.running.size < options.prefetch &&
+        worker.running.size < prefetch &&
         this.#inFlight.size < options.concurrency &&
         !this.#stopping.signal.aborted &&
         (options.rate === undefined || options.rate.available() >= 1) &&

@@ -9,6 +9,8 @@
  * - `molo_task_queue_depth{queue}`, `molo_task_dead_letters{queue}`: from the last `queueInfo`
  *   (worker pools refresh it every few seconds).
  * - `molo_task_in_flight{queue}`: handlers running in this process's worker pools.
+ * - `molo_task_host_boots_total{queue,outcome}`: thread or process hosts of this process's worker
+ *   pools that booted (`ok`: up with the handlers module loaded) or failed to; restarts included.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../telemetry/index.js';
@@ -28,6 +30,8 @@ export interface MeteredTasks {
   readonly depth: ReadonlyMap<string, number>;
   readonly deadLetters: ReadonlyMap<string, number>;
   readonly inFlight: ReadonlyMap<string, number>;
+  /** `queue \0 outcome` → count. */
+  readonly hostBoots: ReadonlyMap<string, number>;
 }
 
 export class TaskTelemetry implements MeteredTasks {
@@ -37,6 +41,7 @@ export class TaskTelemetry implements MeteredTasks {
   readonly depth = new Map<string, number>();
   readonly deadLetters = new Map<string, number>();
   readonly inFlight = new Map<string, number>();
+  readonly hostBoots = new Map<string, number>();
 
   constructor(private readonly options: TaskTelemetryOptions = {}) {
     taskMetrics(options.metrics)?.add(this);
@@ -53,6 +58,11 @@ export class TaskTelemetry implements MeteredTasks {
     } catch (error) {
       this.options.logger?.error({ event: 'task.event_handler_failed', err: error }, 'a task event handler threw');
     }
+  }
+
+  hostBooted(queue: string, ok: boolean): void {
+    const key = `${queue}\u0000${ok ? 'ok' : 'failed'}`;
+    this.hostBoots.set(key, (this.hostBoots.get(key) ?? 0) + 1);
   }
 
   expired(queue: string, count: number): void {
@@ -98,6 +108,21 @@ export class TaskMetrics {
       collect() {
         this.reset();
         for (const source of sources) for (const [queue, count] of source.expiries) this.inc({ queue }, count);
+      },
+    });
+    new Counter({
+      name: `${prefix}task_host_boots_total`,
+      help: 'Thread or process hosts of worker pools that booted (outcome ok: handlers module loaded) or failed to, restarts included.',
+      labelNames: ['queue', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const source of sources) {
+          for (const [key, count] of source.hostBoots) {
+            const [queue, outcome] = key.split('\u0000') as [string, string];
+            this.inc({ queue, outcome }, count);
+          }
+        }
       },
     });
     for (const [field, name, help] of [

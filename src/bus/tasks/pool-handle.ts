@@ -6,6 +6,7 @@
 import type { Ref } from '../../actors/index.js';
 import { InvalidBusOption, refuseUnknownBusOptions } from '../errors.js';
 import type { ExecutorSpec, LeasedTask, TaskQueue, TaskWorkersOptions, TaskWorkersStats } from './api.js';
+import { AdaptivePrefetch } from './adaptive-prefetch.js';
 import { TaskConcurrencyLimit, TaskRateLimit } from './limits-shared.js';
 import { checkQueueName, whole } from './queue-config.js';
 
@@ -23,7 +24,9 @@ export type TaskWorkerReport =
       readonly result?: string | undefined;
     }
   /** The latest progress of a running task, as JSON text. */
-  | { readonly kind: 'task-progress'; readonly task: LeasedTask; readonly json: string };
+  | { readonly kind: 'task-progress'; readonly task: LeasedTask; readonly json: string }
+  /** The worker's host is up (its module loaded): it may be given tasks. */
+  | { readonly kind: 'task-worker-up'; readonly worker: Ref };
 
 export const TASK_WORKER_LIMITS = Object.freeze({
   /** S7-10: workers per group (one pool is one group). */
@@ -41,8 +44,12 @@ export interface ResolvedWorkersOptions {
   readonly queue: string;
   readonly executor: ExecutorSpec;
   readonly concurrency: number;
-  /** Tasks a worker (its host) runs at once: the executor's `prefetch`, 1 on the loop. */
+  /** Tasks a worker (its host) runs at once: the executor's `prefetch`, 1 on the loop; where it adapts, its start (1). */
   readonly prefetch: number;
+  /** `executor.prefetch` unset on a thread or process pool: the fetcher adapts it to task duration (adaptive-prefetch.ts). */
+  readonly adaptivePrefetch: boolean;
+  /** The most a worker's host is asked to run at once: `prefetch`, or where it adapts, min(concurrency, maxPrefetch). */
+  readonly prefetchCap: number;
   /** Workers started: ceil(concurrency / prefetch). */
   readonly workers: number;
   readonly batch: number;
@@ -69,11 +76,15 @@ export function resolveWorkersOptions(options: TaskWorkersOptions): ResolvedWork
   }
   if (options.global !== undefined && !(options.global instanceof TaskConcurrencyLimit)) throw new InvalidBusOption('global', 'must be a TaskConcurrencyLimit');
   const prefetch = executor.placement === 'loop' ? 1 : whole('executor.prefetch', executor.prefetch, 1, 1, TASK_WORKER_LIMITS.maxPrefetch);
+  const adaptivePrefetch = executor.placement !== 'loop' && executor.prefetch === undefined;
   return {
     queue: checkQueueName(options.queue),
     executor,
     concurrency,
     prefetch,
+    adaptivePrefetch,
+    // More than `concurrency` could never be in flight at once anyway.
+    prefetchCap: adaptivePrefetch ? Math.min(concurrency, TASK_WORKER_LIMITS.maxPrefetch) : prefetch,
     workers: Math.ceil(concurrency / prefetch),
     batch: whole('workers.batch', options.batch, concurrency, 1, TASK_WORKER_LIMITS.maxBatch),
     pollMs: whole('workers.pollMs', options.pollMs, TASK_WORKER_DEFAULTS.pollMs, 10, 60_000),
@@ -96,12 +107,56 @@ export class TaskPoolHandle {
   /** The queue at the fetcher's last look. */
   info: { readonly depth: number; readonly deadLetters: number } | undefined;
   workerCount = 0;
+  /** Hosts of this pool's workers booting now (waiting for the boot gate included). */
+  booting = 0;
+  /** Workers whose host is up (by ref text): the fetcher gives tasks to these only. */
+  readonly up = new Set<string>();
+  /** Settles with the pool's first host boot of this start: up, or failed (rejects with the cause). */
+  firstBoot!: Promise<void>;
+  /** How the first host boot of this start went. */
+  firstOutcome: 'pending' | 'up' | 'failed' = 'pending';
+  #settleFirst: ((error?: unknown) => void) | undefined;
+  readonly #adaptive: AdaptivePrefetch | undefined;
 
   constructor(
     readonly queue: TaskQueue,
     readonly options: ResolvedWorkersOptions,
   ) {
     this.drainMs = options.drainMs;
+    this.#adaptive = options.adaptivePrefetch ? new AdaptivePrefetch(options.prefetchCap) : undefined;
+    this.beginStart();
+  }
+
+  /** The workers' supervisor (re)starts: its start waits for a first host of its own. */
+  beginStart(): void {
+    this.up.clear();
+    this.firstOutcome = 'pending';
+    this.firstBoot = new Promise<void>((resolve, reject) => {
+      this.#settleFirst = (error) => (error === undefined ? resolve() : reject(error as Error));
+    });
+    // Observed by the pool's start; never an unhandled rejection when nobody waits.
+    this.firstBoot.catch(() => undefined);
+  }
+
+  /** Tasks the fetcher hands one worker at once now. */
+  get prefetch(): number {
+    return this.#adaptive?.value ?? this.options.prefetch;
+  }
+
+  /** A task took `elapsedMs` in a worker: an adaptive prefetch learns from it. */
+  observe(elapsedMs: number): void {
+    this.#adaptive?.observe(elapsedMs);
+  }
+
+  /** A worker's host boot settled; the first one settles `firstBoot`. True when it was the first. */
+  hostBooted(worker: Ref, ok: boolean, error?: unknown): boolean {
+    if (ok) this.up.add(worker.toString());
+    const settle = this.#settleFirst;
+    if (settle === undefined) return false;
+    this.#settleFirst = undefined;
+    this.firstOutcome = ok ? 'up' : 'failed';
+    settle(ok ? undefined : (error ?? new Error('host failed to boot')));
+    return true;
   }
 
   get executor(): ExecutorSpec {
@@ -113,7 +168,15 @@ export class TaskPoolHandle {
   }
 
   stats(): TaskWorkersStats {
-    const stats = { queue: this.options.queue, workers: this.workerCount, running: this.counts.running, succeeded: this.counts.succeeded, failed: this.counts.failed };
+    const stats = {
+      queue: this.options.queue,
+      workers: this.workerCount,
+      booting: this.booting,
+      prefetch: this.prefetch,
+      running: this.counts.running,
+      succeeded: this.counts.succeeded,
+      failed: this.counts.failed,
+    };
     return this.info === undefined ? stats : { ...stats, depth: this.info.depth, deadLetters: this.info.deadLetters };
   }
 }

@@ -11,6 +11,7 @@ import { GenServer } from '../../behaviours/index.js';
 import type { LeasedTask, TaskExecutor } from './api.js';
 import { createExecutor } from './executors/index.js';
 import type { HostProgress } from './executors/host-protocol.js';
+import type { TaskTelemetry } from './metrics.js';
 import type { TaskPoolHandle, TaskWorkerReport } from './pool-handle.js';
 
 export type { TaskWorkerReport };
@@ -32,6 +33,8 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
   readonly #runs = new Map<string, Run>();
   /** Runs handed over past `prefetch` (a fetcher that restarted did not know): they wait their turn. */
   #backlog: LeasedTask[] = [];
+  /** Its host was up once (see #booted). */
+  #up = false;
   /** Shared by consecutive runs that end well (see #start). */
   #controller: AbortController | undefined;
 
@@ -40,9 +43,36 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
   }
 
   override init(): void {
-    this.#executor = createExecutor(this.ctx.system, this.pool.executor, this.self);
+    const pool = this.pool;
+    this.#executor = createExecutor(this.ctx.system, pool.executor, this.self, { booting: (delta) => (pool.booting += delta), booted: (ok, error) => this.#booted(ok, error) }, pool.options.prefetchCap);
+    // The loop has no host to wait for (nor one to count).
+    if (pool.executor.placement === 'loop') {
+      this.#up = true;
+      pool.hostBooted(this.self, true);
+    }
     const fetcher = this.pool.fetcher;
     if (fetcher !== undefined) this.ctx.send(fetcher, { kind: 'task-worker-join', worker: this.self } satisfies TaskWorkerReport);
+  }
+
+  /**
+   * Its host's boot settled (recycles too). Up: the fetcher may give it tasks. The pool's first boot
+   * failing fails the pool's start with the cause; a later one failing before this worker was ever
+   * up restarts the worker under its supervisor (a fresh executor and boot). A host that fails to
+   * come back after a recycle or crash is started again by the next run, as before.
+   */
+  #booted(ok: boolean, error?: unknown): void {
+    const queue = this.pool.options.queue;
+    (this.pool.queue as { telemetry?: TaskTelemetry }).telemetry?.hostBooted(queue, ok);
+    const self = this.self;
+    const first = this.pool.hostBooted(self, ok, error);
+    if (ok) {
+      this.#up = true;
+      this.pool.report({ kind: 'task-worker-up', worker: self });
+      return;
+    }
+    if (first || this.#up || this.pool.firstOutcome !== 'up' || this.ctx.signal.aborted) return;
+    this.ctx.log.warn({ event: 'task.host_boot_failed', queue, err: error }, 'task host failed to boot: restarting its worker');
+    this.ctx.send(self, { crash: error ?? new Error('task host failed to boot') });
   }
 
   override handleCall(request: 'busy' | 'ready'): boolean | Promise<readonly string[]> {
@@ -57,7 +87,7 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
       return;
     }
     for (const task of message.tasks) {
-      if (this.#runs.size < this.pool.options.prefetch) this.#start(task);
+      if (this.#runs.size < this.pool.options.prefetchCap) this.#start(task);
       else this.#backlog.push(task);
     }
   }
@@ -84,6 +114,8 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
 
   /** Progress from a thread or process host (HostProgress), for a run still going here. */
   override handleInfo(message: unknown): void {
+    const crash = message as { crash?: unknown } | null;
+    if (crash !== null && typeof crash === 'object' && 'crash' in crash) throw crash.crash;
     const progress = message as Partial<HostProgress> | null;
     if (progress?.kind !== 'task-host-progress' || typeof progress.id !== 'string' || typeof progress.json !== 'string') return;
     const run = this.#runs.get(progress.id);
@@ -99,6 +131,7 @@ export class TaskWorkerServer extends GenServer<'busy' | 'ready', boolean | read
   }
 
   override async terminate(): Promise<void> {
+    this.pool.up.delete(this.self.toString());
     for (const run of this.#runs.values()) run.controller.abort(new Error('worker stopping'));
     this.#backlog = [];
     // The executor recycles a stuck host itself; a loop handler that ignores its signal is left behind.

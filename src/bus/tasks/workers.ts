@@ -25,14 +25,28 @@ const HANDLERS_READY_TIMEOUT_MS = 60_000;
 const PENDING_NAMES_CHECKED = 1_000;
 
 /**
- * Fails the pool's start, with the cause, when the handlers cannot serve the queue: the module does
- * not load or exports no `handlers` (every host's load is awaited, in parallel), the pool's `names`
+ * Fails the pool's start, with the cause, when the handlers cannot serve the queue: the pool's
+ * first host boot fails (the module does not load or exports no `handlers`), the pool's `names`
  * filter or tasks already waiting in the queue name a handler it lacks. Otherwise a typo would
  * start "ready" and then retry and dead-letter every task.
+ *
+ * Ready once the first host is up: the others keep booting (gated, see executors/boot-gate.ts),
+ * and the fetcher gives tasks only to workers whose host is up. A later host that fails to boot
+ * restarts its worker (worker.ts).
  */
 async function checkHandlers(system: ActorRuntime, handle: TaskPoolHandle, workers: readonly Ref[]): Promise<void> {
-  const loaded = await Promise.all(workers.map((ref) => GenServer.call<TaskWorkerServer>(system, ref, 'ready', HANDLERS_READY_TIMEOUT_MS) as Promise<readonly string[]>));
-  const names = new Set(loaded[0] ?? []);
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new InvalidBusOption('executor.module', `no host had loaded it within ${HANDLERS_READY_TIMEOUT_MS} ms`)), HANDLERS_READY_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([handle.firstBoot, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+  const up = workers.find((ref) => handle.up.has(ref.toString())) ?? workers[0];
+  const loaded = up === undefined ? [] : ((await GenServer.call<TaskWorkerServer>(system, up, 'ready', HANDLERS_READY_TIMEOUT_MS)) as readonly string[]);
+  const names = new Set(loaded);
   const { queue, names: only } = handle.options;
   const wanted = only ?? (await handle.queue.pendingTaskNames?.(queue, PENDING_NAMES_CHECKED)) ?? [];
   const missing = wanted.filter((name) => !names.has(name));
@@ -61,6 +75,7 @@ function poolSpec(handle: TaskPoolHandle): SupervisorSpec {
         { link: parent },
       );
       handle.workers = ref;
+      handle.beginStart();
       const started: Ref[] = [];
       for (let i = 0; i < count; i++) {
         const child = await Supervisor.startChild(system, ref, []);

@@ -16,13 +16,16 @@ import type { Clock } from '../../actors/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
 import type { Database } from '../database.js';
-import { PoolClosed } from '../errors.js';
+import { InvalidDataConfig, PoolClosed } from '../errors.js';
+import type { Oplog } from '../replication/oplog.js';
+import type { ReplicatedOption, ReplicatedTarget } from '../replication/targets.js';
 import { refuseUnknownKeys } from '../option-keys.js';
 import { outsideTransaction } from '../transaction-scope.js';
 import { checkExpected, checkKey, checkScan, checkValue, compareKeys, expiryOf, prefixEnd } from './caps.js';
 import { integerOption, resolveCommon, type KvCommonOptions } from './options.js';
 import { postgresKv } from './postgres.js';
-import { checkTable, type KvSqlBackend } from './sql-backend.js';
+import { checkKvReplication, KvOplogWriter, kvTarget } from './replicated.js';
+import { checkTable, type KvBackendFactory, type KvSqlBackend } from './sql-backend.js';
 import { sqliteKv } from './sqlite.js';
 import { KV_LIMITS, type KvCasResult, type KvEntry, type KvScanOptions, type KvScanPage, type KvSetOptions, type KvStore } from './store.js';
 import { Sweeper } from './sweeper.js';
@@ -38,10 +41,17 @@ export interface SqlKvOptions extends KvCommonOptions {
   readonly ownsDatabase?: boolean;
   /** Keys held before the least recently used are evicted (default and cap 1,048,576). */
   readonly maxKeys?: number;
+  /**
+   * Replicate this store's writes by oplog (docs/replication.md): `lww`, or `hook` with a resolver.
+   * Needs `oplog`; remote entries are applied through `replicationTarget()` given to the sink.
+   */
+  readonly replicated?: ReplicatedOption;
+  /** This instance's oplog, for a `replicated` store. */
+  readonly oplog?: Oplog;
 }
 
 /** Every key `openKv` options may hold: any other is refused by name. */
-const SQL_KV_KEYS: readonly string[] = ['table', 'clock', 'sweepIntervalMs', 'sweepBatch', 'logger', 'ctx', 'ownsDatabase', 'maxKeys'];
+const SQL_KV_KEYS: readonly string[] = ['table', 'clock', 'sweepIntervalMs', 'sweepBatch', 'logger', 'ctx', 'ownsDatabase', 'maxKeys', 'replicated', 'oplog'];
 
 /** Reads recorded in memory before their last-access times are written in one batch. */
 const TOUCH_BATCH = 1_024;
@@ -55,6 +65,10 @@ export class SqlKvStore implements KvStore {
   readonly backend: 'postgres' | 'sqlite';
   readonly table: string;
   readonly #sql: KvSqlBackend;
+  readonly #db: Database;
+  readonly #factory: KvBackendFactory;
+  /** Set for a replicated store: writes run with their oplog entry. */
+  readonly #replicated: KvOplogWriter | undefined;
   readonly #clock: Clock;
   readonly #batch: number;
   readonly #sweeper: Sweeper;
@@ -84,7 +98,12 @@ export class SqlKvStore implements KvStore {
     this.#owned = options.ownsDatabase === true ? db : undefined;
     this.backend = db.backend;
     this.table = checkTable(options.table ?? 'molo_kv');
-    this.#sql = db.backend === 'postgres' ? postgresKv(db, this.table) : sqliteKv(db, this.table);
+    this.#db = db;
+    this.#factory = db.backend === 'postgres' ? postgresKv : sqliteKv;
+    this.#sql = this.#factory(db, this.table);
+    if (options.replicated !== undefined || options.oplog !== undefined) {
+      this.#replicated = new KvOplogWriter(db, this.#factory, this.table, checkKvReplication({ oplog: options.oplog, policy: options.replicated }));
+    }
     this.#clock = common.clock;
     this.#batch = common.sweepBatch;
     const logger = options.logger;
@@ -128,14 +147,23 @@ export class SqlKvStore implements KvStore {
     checkKey(key);
     checkValue(value);
     const now = this.#now();
-    const version = await this.#sql.set(Buffer.from(key), value, expiryOf(options, now), now, ctx);
+    const expiresAt = expiryOf(options, now);
+    const bytes = Buffer.from(key);
+    const version =
+      this.#replicated === undefined
+        ? await this.#sql.set(bytes, value, expiresAt, now, ctx)
+        : await this.#replicated.write(key, (sql) => sql.set(bytes, value, expiresAt, now, ctx), () => ({ op: 'upsert', data: { value: Buffer.from(value), expiresAt } }), ctx);
     await this.#inserted(ctx);
     return version;
   }
 
   async delete(key: string, ctx?: DataContext): Promise<boolean> {
     checkKey(key);
-    return this.#sql.delete(Buffer.from(key), this.#now(), ctx);
+    const bytes = Buffer.from(key);
+    const now = this.#now();
+    if (this.#replicated === undefined) return this.#sql.delete(bytes, now, ctx);
+    // Deleting what is not live (absent, or expired at the same deadline everywhere) changes nothing: no entry.
+    return this.#replicated.write(key, (sql) => sql.delete(bytes, now, ctx), (live) => (live ? { op: 'delete', data: null } : undefined), ctx);
   }
 
   async exists(key: string, ctx?: DataContext): Promise<boolean> {
@@ -160,10 +188,12 @@ export class SqlKvStore implements KvStore {
     const now = this.#now();
     const expiresAt = expiryOf(options, now);
     const bytes = Buffer.from(key);
+    const attempt = (sql: KvSqlBackend): Promise<number | null> =>
+      expected === null ? sql.insertIfAbsent(bytes, value, expiresAt, now, ctx) : sql.updateIfVersion(bytes, value, expiresAt, expected, now, ctx);
     const version =
-      expected === null
-        ? await this.#sql.insertIfAbsent(bytes, value, expiresAt, now, ctx)
-        : await this.#sql.updateIfVersion(bytes, value, expiresAt, expected, now, ctx);
+      this.#replicated === undefined
+        ? await attempt(this.#sql)
+        : await this.#replicated.write(key, attempt, (written) => (written === null ? undefined : { op: 'upsert', data: { value: Buffer.from(value), expiresAt } }), ctx);
     if (version !== null) {
       if (expected === null) await this.#inserted(ctx);
       return { ok: true, version };
@@ -176,8 +206,19 @@ export class SqlKvStore implements KvStore {
     const expected = checkExpected(expectedVersion, false)!;
     const bytes = Buffer.from(key);
     const now = this.#now();
-    if (await this.#sql.deleteIfVersion(bytes, expected, now, ctx)) return { ok: true, version: expected };
+    const deleted =
+      this.#replicated === undefined
+        ? await this.#sql.deleteIfVersion(bytes, expected, now, ctx)
+        : await this.#replicated.write(key, (sql) => sql.deleteIfVersion(bytes, expected, now, ctx), (done) => (done ? { op: 'delete', data: null } : undefined), ctx);
+    if (deleted) return { ok: true, version: expected };
     return { ok: false, version: await this.#sql.version(bytes, now, ctx) };
+  }
+
+  /** For a replicated store: what the sink writes remote entries through (give it in `OplogApplier`'s `targets`). */
+  replicationTarget(): ReplicatedTarget {
+    const writer = this.#replicated;
+    if (writer === undefined) throw new InvalidDataConfig('kv.replicated', `KV store ${this.table} does not declare replicated`);
+    return kvTarget({ db: this.#db, factory: this.#factory, table: this.table, policy: writer.replication.policy, now: () => this.#now() });
   }
 
   sweepExpired(ctx?: DataContext): Promise<number> {

@@ -252,7 +252,11 @@ export class PgConnectionServer extends GenServer<object, unknown, never, Info> 
     const socket = this.#socket!;
     // More than the one answer byte before the handshake would be read as if it came over TLS (CVE-2021-23222).
     if (chunk.length !== 1 || (chunk[0] !== 0x53 && chunk[0] !== 0x4e)) return this.#lose(new ProtocolError('unexpected answer to SSLRequest'));
-    if (chunk[0] === 0x4e) return this.#lose(new ConnectFailed('the server refused SSL and ssl was requested'));
+    // The server has no TLS: every retry gets the same answer, so this is the configuration's error, not an outage.
+    if (chunk[0] === 0x4e) {
+      const detail = 'the server refused SSL (it has no TLS), and ssl is required (pg.ssl, url sslmode=require/verify-*); not retried';
+      return this.#lose(new ConnectFailed(detail, { connection: this.config.redacted }, false));
+    }
     const tls = upgradeToTls(socket, this.config);
     this.#attach(tls);
     this.#state = State.Startup;

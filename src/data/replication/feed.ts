@@ -11,8 +11,28 @@
  * origin's current high water.
  */
 import type { WriteEvent, WriteEventSource } from '../cache/invalidation.js';
+import type { OplogEntry } from './contract.js';
 import { OplogBehindRetention } from './errors.js';
 import type { Oplog } from './oplog.js';
+
+function writeEventOf(entry: OplogEntry): WriteEvent {
+  return { table: entry.model, primaryKey: entry.key, op: entry.op === 'delete' ? 'delete' : 'update', version: entry.version };
+}
+
+/**
+ * Embedded instances (each its own database) as write events: what the sink applied from other
+ * nodes, after commit, for `cache.invalidateOn(appliedChanges(sink), …)`. With the local ORM's own
+ * write events, a cache then drops entries for writes made on any node. A node that was cut off
+ * invalidates as its replicator catches up.
+ */
+export function appliedChanges(sink: { onApplied(listener: (entries: readonly OplogEntry[]) => void): () => void }): WriteEventSource<WriteEvent> {
+  return {
+    subscribe: (listener) =>
+      sink.onApplied((entries) => {
+        for (const entry of entries) listener(writeEventOf(entry));
+      }),
+  };
+}
 
 export interface ChangeFeedOptions {
   /** Start after these sequences, per origin instance (default: each origin's current high water). */
@@ -69,7 +89,7 @@ export class ChangeFeed implements WriteEventSource<WriteEvent> {
       try {
         for await (const entry of source.tail(this.cursors.get(source.instance)!, { signal, pollMs })) {
           this.cursors.set(source.instance, entry.seq);
-          const event: WriteEvent = { table: entry.model, primaryKey: entry.key, op: entry.op === 'delete' ? 'delete' : 'update', version: entry.version };
+          const event = writeEventOf(entry);
           for (const l of this.listeners) {
             try {
               l(event);

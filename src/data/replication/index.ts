@@ -18,4 +18,4 @@ export { ormTarget } from './orm-target.js';
 export { readConflicts, CONFLICT_LOG_DEFAULTS, CONFLICT_LOG_CAPS, type ConflictRecord } from './conflicts.js';
 export { HOOK_DEFAULTS, HOOK_CAPS, lwwWinner, optimisticWinner, type PolicyTimers } from './policies.js';
 export type { ConflictResolver, ConflictSide, ReplicatedOption, ReplicatedTarget, ReplicationPolicyName, SnapshotProvider as OplogSnapshotProvider } from './targets.js';
-export { ChangeFeed, type ChangeFeedOptions } from './feed.js';
+export { ChangeFeed, appliedChanges, type ChangeFeedOptions } from './feed.js';

@@ -21,6 +21,11 @@ export const SQLITE_SYNCHRONOUS: readonly SqliteSynchronous[] = ['full', 'normal
 export interface SqliteConfig {
   /** The database file; created if missing. `:memory:` is refused: one in-memory database cannot be shared by threads. */
   readonly file: string;
+  /**
+   * Create the file's missing directories (default false: a missing directory is refused with
+   * SqliteDirectoryMissing naming it, since a wrong path should not become a new empty database).
+   */
+  readonly createDirectory?: boolean;
   /** Names the handle in logs, metrics and its threads' host names (`<name>.writer`, `<name>.reader.<i>`). Default `sqlite-<n>`. */
   readonly name?: string;
   /** Reader threads (default 2, 0..8); with none, reads go to the writer. */
@@ -67,6 +72,7 @@ export interface SqliteConfig {
 
 export interface ResolvedSqliteConfig {
   readonly file: string;
+  readonly createDirectory: boolean;
   readonly name: string;
   readonly captureCallerStacks: boolean;
   readonly synchronous: SqliteSynchronous;
@@ -84,7 +90,7 @@ export interface ResolvedSqliteConfig {
   readonly maxRestarts: number;
 }
 
-type NumericOption = Exclude<keyof ResolvedSqliteConfig, 'file' | 'name' | 'captureCallerStacks' | 'synchronous'>;
+type NumericOption = Exclude<keyof ResolvedSqliteConfig, 'file' | 'createDirectory' | 'name' | 'captureCallerStacks' | 'synchronous'>;
 
 /** The database's own default: an application's file, where a commit per request makes fsync the bottleneck. */
 export const SQLITE_DEFAULT_SYNCHRONOUS: SqliteSynchronous = 'normal';
@@ -123,7 +129,7 @@ export const SQLITE_LIMITS: { readonly [K in NumericOption]: readonly [number, n
 let unnamed = 0;
 
 /** Every key a SqliteConfig may hold: a misspelt one is refused, with the nearest named. */
-const SQLITE_KEYS: readonly string[] = ['file', 'name', 'synchronous', 'captureCallerStacks', 'metrics', 'logger', ...Object.keys(SQLITE_DEFAULTS)];
+const SQLITE_KEYS: readonly string[] = ['file', 'createDirectory', 'name', 'synchronous', 'captureCallerStacks', 'metrics', 'logger', ...Object.keys(SQLITE_DEFAULTS)];
 
 export function resolveSqliteConfig(config: SqliteConfig): ResolvedSqliteConfig {
   if (config === null || typeof config !== 'object') throw new InvalidDataConfig('sqlite', 'the config must be an object');
@@ -141,7 +147,9 @@ export function resolveSqliteConfig(config: SqliteConfig): ResolvedSqliteConfig 
   if (!SQLITE_SYNCHRONOUS.includes(synchronous)) {
     throw new InvalidDataConfig('sqlite.synchronous', `must be ${SQLITE_SYNCHRONOUS.map((value) => `'${value}'`).join(' or ')}, got ${JSON.stringify(synchronous)}`);
   }
-  const resolved: Record<string, unknown> = { file, name, captureCallerStacks, synchronous };
+  const createDirectory = config.createDirectory ?? false;
+  if (typeof createDirectory !== 'boolean') throw new InvalidDataConfig('sqlite.createDirectory', 'must be a boolean');
+  const resolved: Record<string, unknown> = { file, createDirectory, name, captureCallerStacks, synchronous };
   for (const key of Object.keys(SQLITE_DEFAULTS) as NumericOption[]) {
     const value = config[key] ?? SQLITE_DEFAULTS[key];
     const [min, max] = SQLITE_LIMITS[key];

@@ -3,12 +3,12 @@
  * supervisor, and wires the main thread's side (channels, gate, checkpoint scheduler) around them.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime } from '../../actors/index.js';
 import { silentLogger, type Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
-import { ConnectFailed, DbError, InvalidDataConfig, type RedactedConnection } from '../errors.js';
+import { ConnectFailed, DbError, InvalidDataConfig, SqliteDirectoryMissing, type RedactedConnection } from '../errors.js';
 import { dataMetrics } from '../metrics.js';
 import { WorkerChannel } from './channel.js';
 import { CheckpointScheduler } from './checkpoint.js';
@@ -32,7 +32,7 @@ const FRAME_HEADROOM_BYTES = 16 * 1024;
 /**
  * Opens (creating if missing) the SQLite file `config.file` with one writer thread and
  * `config.readers` reader threads. Rejects with SqliteDriverMissing (better-sqlite3 is not installed), InvalidDataConfig (a bad option), NetworkFilesystem
- * (the file's directory is a network mount) or ConnectFailed (the file cannot be opened or put in
+ * (the file's directory is a network mount), SqliteDirectoryMissing (no such directory, and no `createDirectory`) or ConnectFailed (the file cannot be opened or put in
  * WAL mode).
  */
 export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx?: DataContext): Promise<SqliteDatabase> {
@@ -50,12 +50,21 @@ export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx
 }
 
 /**
- * SQLite creates a missing file but not its directory: `{ file: 'data/app.db' }` in a fresh checkout
- * would fail with a bare ENOENT. The directory is created as the file is; when that is impossible
- * (a permission, a file in the way) the error says so and is not retryable.
+ * SQLite creates a missing file but not its directory, which would fail with a bare, retryable
+ * ENOENT. A missing directory is refused by name (SqliteDirectoryMissing, not retryable) unless
+ * `createDirectory` asks for it to be made: a wrong path or an unmounted volume must not quietly
+ * become a fresh empty database. When making it is impossible (a permission, a file in the way)
+ * the error says so and is not retryable either.
  */
-async function createDirectory(file: string, connection: RedactedConnection): Promise<void> {
+async function ensureDirectory(file: string, create: boolean, connection: RedactedConnection): Promise<void> {
   const directory = dirname(file);
+  if (!create) {
+    const found = await stat(directory).catch((error: NodeJS.ErrnoException) => error);
+    if (!(found instanceof Error)) return;
+    if (found.code === 'ENOENT') throw new SqliteDirectoryMissing(file, directory, { connection, cause: found });
+    // ENOTDIR (a file in the way), EACCES: no retry fixes these either.
+    throw new ConnectFailed(`${file}: its directory ${directory} cannot be used (${found.code ?? 'error'}): ${found.message}`, { connection, cause: found }, false);
+  }
   try {
     await mkdir(directory, { recursive: true });
   } catch (error) {
@@ -68,7 +77,7 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
   const file = resolve(resolved.file);
   const connection: RedactedConnection = { backend: 'sqlite', host: file };
   checkSqliteDriver(connection);
-  await createDirectory(file, connection);
+  await ensureDirectory(file, resolved.createDirectory, connection);
   try {
     await refuseNetworkFilesystem(file);
   } catch (error) {

@@ -11,7 +11,7 @@
  * own writes. Each node serves only its own entries: replication is a full mesh between the nodes
  * that run it (what A got from B, A does not forward to C; C pulls from B).
  */
-import type { Ref } from '../../actors/index.js';
+import type { ActorRuntime, Ref } from '../../actors/index.js';
 import type { ChildSpec, SupervisorSpec } from '../../behaviours/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { OplogBehindRetention } from '../../data/replication/errors.js';
@@ -107,7 +107,12 @@ export class Replication {
     return this.#status.get(peer)?.lag;
   }
 
-  /** What degrades `/health`: each peer more than `lagAlertEntries` behind, named (admin `healthChecks`). */
+  /** For the admin's `healthChecks`: `/health` degrades while a peer is more than `lagAlertEntries` behind, naming it. */
+  healthCheck(): { readonly name: string; problems(): string[] } {
+    return { name: 'replication', problems: () => this.healthProblems() };
+  }
+
+  /** Each peer more than `lagAlertEntries` behind, named. */
   healthProblems(): string[] {
     return [...this.#status.values()]
       .filter((status) => status.lag > this.#options.lagAlertEntries)
@@ -248,4 +253,14 @@ export class Replication {
       throw error;
     }
   }
+}
+
+/**
+ * The admin tree's view of replicators (the shape of the admin layer's `SnapshotProvider`, which
+ * this layer may not import): each pull replicator's state, cursor, head and lag, and each push
+ * replicator's progress, in `sections.replication`. Part of every application node's snapshot.
+ */
+export function replicationProviders(): { readonly behaviour: string; readonly section: string; describe(system: ActorRuntime, ref: Ref): Promise<unknown>; readonly descend: boolean }[] {
+  const describe = (system: ActorRuntime, ref: Ref): Promise<unknown> => GenServer.call(system, ref, 'status');
+  return [PullReplicator.name, PushReplicator.name].map((behaviour) => ({ behaviour, section: 'replication', describe, descend: false }));
 }

@@ -13,7 +13,7 @@ import {
   TaskStateConflict,
   type TaskQueueEvents,
 } from '../../../src/bus/index.js';
-import { TASK_BACKENDS } from './stores.js';
+import { nextTaskPrefix, TASK_BACKENDS } from './stores.js';
 
 const noJitter = { retry: { jitterMs: 0 } };
 
@@ -114,6 +114,23 @@ for (const backend of TASK_BACKENDS) {
       await queue.enqueue('q', { name: 'a' }, { fence: { key: `sched-${backend.name}`, token: 6 } });
       expect((await queue.queueInfo('q')).depth).toBe(1);
       await queue.close();
+    });
+
+    it('a queue deleted by another instance after its config was cached: the write names the nearest queue still there', async () => {
+      const table = nextTaskPrefix();
+      const first = await backend.open(undefined, { table });
+      const second = await backend.open(undefined, { table });
+      await first.createQueue('gone-q');
+      await first.enqueue('gone-q', { name: 'a' });
+      await second.createQueue('gone-r');
+      await second.deleteQueue('gone-q', { force: true });
+      // first still holds gone-q's config: the enqueue reaches the batch write, which finds no queue row.
+      const error = await first.enqueue('gone-q', { name: 'b' }).catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(TaskQueueNotFound);
+      expect(error).toMatchObject({ queue: 'gone-q', nearest: 'gone-r', message: 'no task queue named "gone-q"; did you mean "gone-r"?' });
+      await second.deleteQueue('gone-r', { force: true });
+      await first.close();
+      await second.close();
     });
 
     it('bad input: unknown queue and id, oversized payload, full queue, bad envelope', async () => {

@@ -2,11 +2,11 @@
  * SQLite through its worker threads, on real files: PRAGMAs in effect, values in and out, results,
  * errors, caps, and statements many and at once.
  */
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { ActorSystem } from '../../../src/actors/index.js';
-import { DbError, EncodeFailed, InvalidDataConfig, PoolClosed, TooManyParameters, TooManyRows } from '../../../src/data/index.js';
+import { DbError, EncodeFailed, InvalidDataConfig, PoolClosed, SqliteDirectoryMissing, TooManyParameters, TooManyRows } from '../../../src/data/index.js';
 import { openSqlite } from '../../../src/data/sqlite/index.js';
 import { testSystem } from '../../support/systems.js';
 import { openTemp, tempDir, type TempDatabase } from './support.js';
@@ -73,10 +73,27 @@ describe('opening', () => {
     await expect(openSqlite(system, { file: `${dir}/x.db`, name: temp.db.name })).rejects.toMatchObject({ option: 'sqlite.name' });
   });
 
-  it('a file in a directory that does not exist yet: the directory is created, as the file is', async () => {
+  it('a file in a directory that does not exist: SqliteDirectoryMissing naming it, not retryable, nothing created or left running', async () => {
     const dir = tempDir();
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const db = await openSqlite(system, { file: join(dir, 'data', 'sub', 'x.db'), readers: 0 });
+    const file = join(dir, 'data', 'sub', 'x.db');
+    const error = await openSqlite(system, { file, name: 'nodir', readers: 0 }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(SqliteDirectoryMissing);
+    expect(error).toMatchObject({ code: 'DB_SQLITE_DIRECTORY_MISSING', retryable: false, directory: join(dir, 'data', 'sub'), path: file });
+    expect((error as Error).message).toBe(`${file}: its directory ${join(dir, 'data', 'sub')} does not exist (create it, or pass createDirectory: true to openSqlite)`);
+    expect(((error as Error).cause as NodeJS.ErrnoException).code).toBe('ENOENT');
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+    // The name is free again: nothing of the failed open is left.
+    const db = await openSqlite(system, { file: join(dir, 'y.db'), name: 'nodir', readers: 0 });
+    await db.close();
+    await expect(openSqlite(system, { file: '/nonexistent-dir/sub/x.db' })).rejects.toMatchObject({ code: 'DB_SQLITE_DIRECTORY_MISSING', directory: '/nonexistent-dir/sub' });
+    await expect(openSqlite(system, { file, createDirectory: 'yes' as never })).rejects.toMatchObject({ option: 'sqlite.createDirectory' });
+  });
+
+  it('a file in a directory that does not exist yet, with createDirectory: the directory is created, as the file is', async () => {
+    const dir = tempDir();
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const db = await openSqlite(system, { file: join(dir, 'data', 'sub', 'x.db'), readers: 0, createDirectory: true });
     await db.query('CREATE TABLE t (x INTEGER)');
     await db.close();
     expect(statSync(join(dir, 'data', 'sub', 'x.db')).isFile()).toBe(true);
@@ -86,7 +103,7 @@ describe('opening', () => {
     const dir = tempDir();
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'plain-file'), '');
-    const error = await openSqlite(system, { file: join(dir, 'plain-file', 'sub', 'x.db') }).catch((thrown: unknown) => thrown);
+    const error = await openSqlite(system, { file: join(dir, 'plain-file', 'sub', 'x.db'), createDirectory: true }).catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ code: 'DB_CONNECT_FAILED', retryable: false });
     expect((error as Error).message).toMatch(/cannot create its directory .*plain-file\/sub \((ENOTDIR|EEXIST)\)/);
   });

@@ -16,6 +16,7 @@ import type { Database } from '../../../src/data/index.js';
 import { defineModel, field, Orm } from '../../../src/data/orm/index.js';
 import { Oplog, OplogApplier, ormTarget } from '../../../src/data/replication/index.js';
 import { openSqlite } from '../../../src/data/sqlite/index.js';
+import { startNode as startAppNode } from '../../../src/admin/index.js';
 import { Replication, type Node } from '../../../src/nodes/index.js';
 import { testNode } from '../support.js';
 
@@ -131,5 +132,46 @@ describe('replication between nodes', () => {
       return [b.replication.stats(), await a.node.system.call(push, 'status'), await a.oplog.highWater()];
     });
     expect(b.replication.healthProblems()).toEqual([]);
+  }, 30_000);
+
+  it('a peer whose entries are refused (its clock far ahead) stalls without skipping; the lag degrades /health, naming it', async () => {
+    // a's wall clock runs 10 minutes ahead: b refuses its entries (drift cap 60 s) and retries them, never skips.
+    const aNode = await testNode('a');
+    const aDb = await openSqlite(aNode.system, { file: join(dir, 'a.db') });
+    dbs.push(aDb);
+    const aOplog = await Oplog.open(aDb, { instance: aNode.name, now: () => Date.now() + 600_000 });
+    const aOrm = new Orm(aDb, { oplog: aOplog });
+    await aOrm.createTables(Note);
+    await Replication.start(aNode, { source: aOplog, sink: new OplogApplier(aOplog, { targets: [ormTarget(aDb, Note)] }) });
+
+    // b runs its replicators as a child of an application's root, with the health check on its admin surface.
+    const bNode = await testNode('b');
+    const bDb = await openSqlite(bNode.system, { file: join(dir, 'b.db') });
+    dbs.push(bDb);
+    const bOplog = await Oplog.open(bDb, { instance: bNode.name });
+    await new Orm(bDb, { oplog: bOplog }).createTables(Note);
+    const child = Replication.childSpec(bNode, { source: bOplog, sink: new OplogApplier(bOplog, { targets: [ormTarget(bDb, Note)] }), lagAlertEntries: 5, retryMinMs: 20, retryMaxMs: 100 });
+    const app = await startAppNode({ system: bNode.system, root: { children: [child] }, healthChecks: [child.replication.healthCheck()], admin: { port: 0 }, signals: false, log: () => {} });
+    try {
+      const health = () => fetch(new URL("/health", app.adminUrl!));
+      expect(((await (await health()).json()) as { status: string }).status).toBe("ok");
+      await aNode.connect(bNode.name);
+      for (let i = 1; i <= 10; i++) await aOrm.insert(Note, { id: BigInt(i), body: `a ${i}` });
+      await until(() => child.replication.stats().peers[0]?.state === 'stalled' && child.replication.lag(aNode.name) === 10, 10_000, () => child.replication.stats());
+      const answer = await health();
+      expect(answer.status).toBe(200);
+      const report = (await answer.json()) as { status: string; problems: unknown };
+      expect(report.status).toBe('degraded');
+      expect(report.problems).toEqual([{ check: 'replication', problem: `replication from ${aNode.name} is 10 entries behind (alert above 5)` }]);
+      expect(await notes(bDb)).toEqual([]);
+      // The replicators are in the application's tree, with their lag.
+      const tree = await Supervisor.whichChildren(bNode.system, child.replication.supervisor!);
+      expect(tree.map((entry) => entry.id).sort()).toEqual([`pull:${aNode.name}`, `push:${aNode.name}`]);
+      const snapshot = JSON.stringify(await (await fetch(new URL('/tree', app.adminUrl!))).json());
+      expect(snapshot).toContain(`"peer":"${aNode.name}","direction":"pull","state":"stalled"`);
+      expect(snapshot).toContain('"lag":10');
+    } finally {
+      await app.stop();
+    }
   }, 30_000);
 });

@@ -23,12 +23,21 @@ import { InvalidBusOption } from '../../errors.js';
 import type { TaskExecutor } from '../api.js';
 import type { TaskEnvelope } from '../envelope.js';
 import { PermanentTaskFailure, TaskHandlerFailed, TaskHardTimeout, TaskPayloadInvalid, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
+import { hostBootGate } from './boot-gate.js';
 import { TASK_HOST_LIMIT_BYTES, type DescribeReply, type HostAbort, type HostRequest, type RunReply } from './host-protocol.js';
 
 const HOST_MODULE = new URL(`./task-host.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url);
 
 /** How long a host may take to import the handlers module. */
 const MODULE_LOAD_TIMEOUT_MS = 30_000;
+
+/** What the executor tells its worker about its hosts' boots (each start, recycles included). */
+export interface HostBootHooks {
+  /** A boot began (`+1`, waiting for the gate counts) or settled (`-1`). */
+  booting(delta: 1 | -1): void;
+  /** A boot settled: the host is up with its module loaded, or it failed with `error`. */
+  booted(ok: boolean, error?: unknown): void;
+}
 
 interface Session {
   readonly ref: Ref;
@@ -42,6 +51,8 @@ export class PlacedExecutor implements TaskExecutor {
   #nextRun = 0;
   #running = 0;
   #closed = false;
+  /** Aborted by close: a boot still waiting for the gate leaves it. */
+  readonly #closing = new AbortController();
 
   constructor(
     system: ActorRuntime,
@@ -51,6 +62,7 @@ export class PlacedExecutor implements TaskExecutor {
     readonly prefetch = 1,
     /** Where the host sends its runs' progress (HostProgress): the worker, which has no other way to hear it. */
     private readonly progressTo?: Ref,
+    private readonly hooks?: HostBootHooks,
   ) {
     this.#system = system;
     this.#moduleUrl = moduleHref(module);
@@ -123,6 +135,7 @@ export class PlacedExecutor implements TaskExecutor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new InvalidBusOption('executor', 'is closed'));
     const session = this.#session;
     this.#session = undefined;
     const current = await session?.catch(() => undefined);
@@ -135,8 +148,23 @@ export class PlacedExecutor implements TaskExecutor {
   }
 
   #start(): Promise<Session> {
-    const session = startSession(this.#system, this.placement, this.#moduleUrl);
+    this.hooks?.booting(1);
+    // Gated (one boot per core at a time, see boot-gate.ts); a closed executor boots nothing more.
+    const session = hostBootGate.run(async () => {
+      if (this.#closed) throw new InvalidBusOption('executor', 'is closed');
+      return startSession(this.#system, this.placement, this.#moduleUrl);
+    }, this.#closing.signal);
     this.#session = session;
+    session.then(
+      () => {
+        this.hooks?.booting(-1);
+        this.hooks?.booted(true);
+      },
+      (error: unknown) => {
+        this.hooks?.booting(-1);
+        if (!this.#closed) this.hooks?.booted(false, error);
+      },
+    );
     session.then(
       (started) => {
         // Ended by anything but a recycle (a crash, out of memory): the next run starts a fresh host.

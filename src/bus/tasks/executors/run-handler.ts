@@ -3,9 +3,9 @@
  * task's name, give it a signal aborted at the soft timeout or when `signal` aborts, and turn a
  * thrown non-Error into TaskHandlerFailed. The hard timeout is the executor's own business.
  */
-import { TASK_CAPS, type TaskEnvelope } from '../envelope.js';
 import type { TaskContext, TaskHandler, TaskHandlers } from '../api.js';
-import type { JsonValue } from '../envelope.js';
+import { TASK_CAPS } from '../caps.js';
+import type { JsonValue, TaskEnvelope } from '../envelope.js';
 import { TaskHandlerFailed, TaskResultInvalid, UnknownTaskHandler } from '../errors.js';
 
 /** The handler named `name`, only an own property (never `toString` or `__proto__`). */

@@ -3,8 +3,15 @@
  * module there and runs one task at a time, replying when the handler settles. It never awaits a
  * handler in its own mailbox loop, so an abort (cancel, shutdown) reaches the handler while it
  * runs. What it cannot stop (an endless CPU loop) the executor ends by terminating the host.
+ *
+ * Lean on purpose (test/bus/tasks/host-boot.test.ts holds it): every import here is paid by every
+ * host at boot, ten times over for a pool of ten.
  */
-import { CallRequest, type ActorBehaviour, type ActorContext, type Ref } from '../../../actors/index.js';
+// Straight from the kernel's own modules, not the actors index: a host loads this at boot, and
+// only what running a handler needs (the host's system has loaded these already).
+import type { ActorBehaviour, ActorContext } from '../../../actors/behaviour.js';
+import { CallRequest } from '../../../actors/messages.js';
+import type { Ref } from '../../../actors/ref.js';
 import type { TaskHandlers } from '../api.js';
 import type { TaskEnvelope } from '../envelope.js';
 import { TaskHandlerFailed } from '../errors.js';
