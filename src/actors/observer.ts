@@ -15,6 +15,8 @@ export interface ObservedActor {
 /** An open trace span; `end` closes it, with the error if the operation failed and any late attributes. */
 export interface ObservedSpan {
   end(error?: unknown, attributes?: Readonly<Record<string, unknown>>): void;
+  /** Runs `fn` inside the span, so what it sends (to another node, say) carries the span's context. */
+  run?<T>(fn: () => T): T;
 }
 
 /**

@@ -233,7 +233,8 @@ export class ActorSystem extends Scheduler implements KernelHost, RoutedSystem, 
     if (span === undefined) return this.#call(target, request, timeoutMs);
     let promise: Promise<unknown>;
     try {
-      promise = this.#call(target, request, timeoutMs);
+      // Inside the span: a call that leaves this node carries it, so the callee's side is its child.
+      promise = span.run === undefined ? this.#call(target, request, timeoutMs) : span.run(() => this.#call(target, request, timeoutMs));
     } catch (error) {
       span.end(error);
       throw error;

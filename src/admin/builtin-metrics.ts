@@ -12,25 +12,56 @@ export interface ProcessLister {
   whereis(name: string): Ref | undefined;
 }
 
+/** Live actors of one behaviour, and their mailboxes, as one scrape samples them. */
+export interface BehaviourSample {
+  alive: number;
+  queued: number;
+  deepest: number;
+}
+
 export function builtinMetrics(system: ProcessLister, rootName: string): () => Promise<string> {
-  return () => Promise.resolve(renderBuiltinMetrics(countAlive(system), system.whereis(rootName) !== undefined));
+  return () => Promise.resolve(renderBuiltinMetrics(sampleActors(system), system.whereis(rootName) !== undefined));
 }
 
 /** Live actors by behaviour, as `molo_actors_alive{behaviour}` counts them. */
 export function countAlive(system: ProcessLister): Map<string, number> {
-  const alive = new Map<string, number>();
-  for (const ref of system.processes()) {
-    const behaviour = system.info(ref)?.behaviour;
-    if (behaviour !== undefined) alive.set(behaviour, (alive.get(behaviour) ?? 0) + 1);
-  }
-  return alive;
+  return new Map([...sampleActors(system)].map(([behaviour, sample]) => [behaviour, sample.alive]));
 }
 
-/** The built-in exposition: `molo_actors_alive{behaviour}` and the unlabelled `molo_root_supervisor_up`. */
-export function renderBuiltinMetrics(alive: ReadonlyMap<string, number>, rootUp: boolean): string {
+/** Live actors, queued messages and the deepest mailbox, by behaviour. */
+export function sampleActors(system: ProcessLister): Map<string, BehaviourSample> {
+  const samples = new Map<string, BehaviourSample>();
+  for (const ref of system.processes()) {
+    const info = system.info(ref);
+    if (info === undefined) continue;
+    let sample = samples.get(info.behaviour);
+    if (sample === undefined) samples.set(info.behaviour, (sample = { alive: 0, queued: 0, deepest: 0 }));
+    sample.alive++;
+    sample.queued += info.mailboxLength;
+    if (info.mailboxLength > sample.deepest) sample.deepest = info.mailboxLength;
+  }
+  return samples;
+}
+
+/**
+ * The built-in exposition: `molo_actors_alive{behaviour}`, the unlabelled `molo_root_supervisor_up`
+ * and, when the sample has mailboxes, `molo_mailbox_messages{behaviour}` and `molo_mailbox_depth_max{behaviour}`.
+ */
+export function renderBuiltinMetrics(actors: ReadonlyMap<string, number | BehaviourSample>, rootUp: boolean): string {
   const lines = ['# HELP molo_actors_alive ' + METRIC_HELP.actorsAlive, '# TYPE molo_actors_alive gauge'];
-  for (const [behaviour, count] of alive) lines.push(`molo_actors_alive{behaviour="${escapeLabel(behaviour)}"} ${count}`);
-  lines.push('# HELP molo_root_supervisor_up ' + METRIC_HELP.rootSupervisorUp, '# TYPE molo_root_supervisor_up gauge', `molo_root_supervisor_up ${rootUp ? 1 : 0}`, '');
+  const samples: [string, BehaviourSample][] = [];
+  for (const [behaviour, entry] of actors) {
+    lines.push(`molo_actors_alive{behaviour="${escapeLabel(behaviour)}"} ${typeof entry === 'number' ? entry : entry.alive}`);
+    if (typeof entry !== 'number') samples.push([behaviour, entry]);
+  }
+  lines.push('# HELP molo_root_supervisor_up ' + METRIC_HELP.rootSupervisorUp, '# TYPE molo_root_supervisor_up gauge', `molo_root_supervisor_up ${rootUp ? 1 : 0}`);
+  if (samples.length > 0) {
+    lines.push('# HELP molo_mailbox_messages ' + METRIC_HELP.mailboxMessages, '# TYPE molo_mailbox_messages gauge');
+    for (const [behaviour, sample] of samples) lines.push(`molo_mailbox_messages{behaviour="${escapeLabel(behaviour)}"} ${sample.queued}`);
+    lines.push('# HELP molo_mailbox_depth_max ' + METRIC_HELP.mailboxDepthMax, '# TYPE molo_mailbox_depth_max gauge');
+    for (const [behaviour, sample] of samples) lines.push(`molo_mailbox_depth_max{behaviour="${escapeLabel(behaviour)}"} ${sample.deepest}`);
+  }
+  lines.push('');
   return lines.join('\n');
 }
 

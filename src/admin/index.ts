@@ -12,6 +12,7 @@ export {
   type NodeStopResult,
   type StopTrigger,
 } from './node.js';
+export type { NodeMetricsOptions } from './node-metrics.js';
 export {
   Admin,
   ADMIN_NAME,

@@ -6,7 +6,8 @@ import { AdminInvalidOption, NodeStartFailed } from './errors.js';
 import { unknownOptionKey } from '../actors/option-keys.js';
 import { startAdminHttp, type AdminHttpOptions, type AdminHttpServer, type MetricsSource } from './http.js';
 import { programsProvider, streamConsumersProvider, type SnapshotProvider } from './snapshot-provider.js';
-import { builtinMetrics } from './builtin-metrics.js';
+import { checkNodeMetricsOption, nodeMetrics, type NodeMetricsOptions } from './node-metrics.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 import { taskPoolsProvider } from '../bus/tasks/workers.js';
 import { schedulerProvider } from '../bus/scheduler/supervised.js';
 import { replicationProviders } from '../nodes/replication/replication.js';
@@ -52,10 +53,13 @@ export interface NodeOptions {
   /** The HTTP admin surface; `false` runs the admin actor without HTTP. */
   readonly admin?: AdminSurfaceOptions | false;
   /**
-   * The Prometheus text for `/metrics` (telemetry's `metricsText`); default a built-in text of the
-   * same shape as telemetry's for what it has: `molo_actors_alive{behaviour}` and `molo_root_supervisor_up`.
+   * `/metrics`: a source of your own (telemetry's `metricsText`, say) replaces the default; options
+   * tune it. The default serves the runtime's metrics (actors, mailboxes, exits and crashes,
+   * supervisor restarts: from telemetry this node's system gets when startNode creates it without an
+   * observer, else from the system's telemetry, else sampled), Node's process metrics, the task and
+   * stream metrics of `admin.tasks` and `admin.streams`, and `registries` (docs/telemetry.md).
    */
-  readonly metrics?: MetricsSource;
+  readonly metrics?: MetricsSource | NodeMetricsOptions;
   /**
    * Describers for processes outside the Supervisor API. Program supervisors are always described
    * (`sections.programs`); a provider given here for the same behaviour replaces that default.
@@ -141,13 +145,7 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
   if (given !== undefined && options.node !== undefined && options.node !== given.node) {
     throw new AdminInvalidOption('node', `'${options.node}' differs from the given system's node '${given.node}'`);
   }
-  const system =
-    given ??
-    new ActorSystem({
-      ...(options.system as ActorSystemOptions | undefined),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-      ...(options.node === undefined ? {} : { node: options.node }),
-    });
+  const system = given ?? new ActorSystem(createdSystemOptions(options, settings.rootName));
   if (options.log === undefined) settings.log = loggerLog(given !== undefined && options.logger !== undefined ? resolveLogger(options.logger) : system.logger);
   const release = (): void => {
     if (given === undefined) system.shutdown();
@@ -167,7 +165,10 @@ export async function startNode(options: NodeOptions): Promise<MoloNode> {
         runtime: system,
         admin,
         ...options.admin,
-        metrics: options.metrics ?? builtinMetrics(system, settings.rootName),
+        metrics:
+          typeof options.metrics === 'function'
+            ? options.metrics
+            : nodeMetrics({ system, rootName: settings.rootName, tasks: options.admin?.tasks, streams: options.admin?.streams, options: options.metrics }),
         // A request waits for a whole tree walk, plus slack.
         requestTimeoutMs: (options.snapshot?.snapshotTimeoutMs ?? DEFAULT_SNAPSHOT_TIMEOUT_MS) + 5_000,
       });
@@ -321,6 +322,23 @@ class RunningNode implements MoloNode {
   }
 }
 
+/**
+ * The options of the system startNode creates. Unless the caller brings an observer or a metrics
+ * source, the system gets telemetry that counts what only an observer sees (exits, crashes,
+ * supervisor restarts), writing its reports through the same logger the system would have had.
+ */
+function createdSystemOptions(options: NodeOptions, rootName: string): ActorSystemOptions {
+  const base: ActorSystemOptions = {
+    ...(options.system as ActorSystemOptions | undefined),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.node === undefined ? {} : { node: options.node }),
+  };
+  if (base.observer !== undefined || typeof options.metrics === 'function') return base;
+  // Process metrics are not asked of it: the node's /metrics serves them once per process (node-metrics.ts).
+  const telemetry = new Telemetry({ logger: base.logger, metrics: { rootName } });
+  return { ...base, logger: telemetry.logger, observer: telemetry };
+}
+
 /** Program supervisors (with their health), stream consumers, task pools, schedulers and replicators are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
   const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders()];
@@ -356,6 +374,7 @@ function resolveNodeOptions(options: NodeOptions): NodeSettings {
     throw new AdminInvalidOption('admin', 'must be { port?, host? } or false');
   }
   refuseUnknownKeys('', options, NODE_OPTION_KEYS);
+  checkNodeMetricsOption(options.metrics);
   if (options.admin) refuseUnknownKeys('admin.', options.admin, ADMIN_SURFACE_KEYS);
   if (options.snapshot !== undefined) refuseUnknownKeys('snapshot.', options.snapshot, SNAPSHOT_KEYS);
   const signals = options.signals ?? true;

@@ -16,6 +16,8 @@ import { FrameKind, type ControlFrame, type Frame } from '../actors/placement/fr
 import type { Ref } from '../actors/ref.js';
 import { MalformedNodeFrame, NodeDown, UnknownRemoteActor } from './errors.js';
 import { FromPeer, type PeerAttribution } from './peer-attribution.js';
+import { currentCarrier, RuntimeTracer, withCarrier } from '../telemetry/index.js';
+import { NodeSpanName, traceFrame, untraceFrame } from './trace-frames.js';
 
 /** What the router needs of its link. */
 export interface PeerChannel {
@@ -29,6 +31,7 @@ export class PeerRouter extends RouterCore {
   #closed = false;
   /** Messages for actors not alive here, dropped. */
   unknownActors = 0;
+  readonly #tracer = new RuntimeTracer();
 
   constructor(
     system: RoutedSystem,
@@ -70,7 +73,31 @@ export class PeerRouter extends RouterCore {
     );
   }
 
-  protected override dispatch(frame: Frame, from: number): void {
+  /** A send, send by name or call leaves with the current span's context beside its message (trace-frames.ts). */
+  protected override post(destination: number, frame: Frame): void {
+    const carrier = currentCarrier();
+    super.post(destination, carrier === undefined ? frame : traceFrame(frame, carrier));
+  }
+
+  protected override dispatch(incoming: Frame, from: number): void {
+    const [frame, carrier, kind] = untraceFrame(incoming);
+    if (kind === undefined) return this.#dispatch(frame, from);
+    const span = this.#tracer.startSpan(NodeSpanName.receive, { 'molo.node': this.system.node, 'molo.peer': this.peer, 'molo.frame': kind }, carrier);
+    if (span === undefined) {
+      // Not recorded here: the context still goes on with whatever this delivery sends onward.
+      withCarrier(carrier, () => this.#dispatch(frame, from));
+      return;
+    }
+    try {
+      span.run!(() => this.#dispatch(frame, from));
+      span.end();
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+  }
+
+  #dispatch(frame: Frame, from: number): void {
     if (frame[0] === FrameKind.Send) {
       const to = frame[1];
       // By value: the peer may name an actor whose ref never crossed this link (rebuilt from its parts).

@@ -23,6 +23,8 @@ export interface TelemetryActor {
 /** An open span, as the kernel ends it: with the error if the operation failed, and late attributes. */
 export interface TelemetrySpan {
   end(error?: unknown, attributes?: Readonly<Record<string, unknown>>): void;
+  /** Runs `fn` inside the span: what it starts or sends synchronously is the span's child. */
+  run?<T>(fn: () => T): T;
 }
 
 /** Exit reasons grouped for a metric label: few values, whatever the reason's detail. */

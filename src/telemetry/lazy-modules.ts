@@ -10,11 +10,13 @@ import { createRequire } from 'node:module';
 type PromClient = typeof import('prom-client');
 type Pino = typeof import('pino');
 type OtelApi = typeof import('@opentelemetry/api');
+type PinoPretty = typeof import('pino-pretty');
 
 const require = createRequire(import.meta.url);
 let promClient: PromClient | undefined;
 let pino: Pino | undefined;
 let otel: OtelApi | undefined;
+let pinoPretty: PinoPretty | undefined;
 
 /** prom-client's classes: `new prom.Counter({...})` loads the library the first time. */
 export const prom = {
@@ -41,4 +43,9 @@ export function pinoModule(): Pino {
 
 export function otelApi(): OtelApi {
   return (otel ??= require('@opentelemetry/api') as OtelApi);
+}
+
+/** pino-pretty, loaded only for a logger that pretty-prints (the default one, on a terminal in development). */
+export function pinoPrettyModule(): PinoPretty {
+  return (pinoPretty ??= require('pino-pretty') as PinoPretty);
 }

@@ -23,6 +23,8 @@ export const DEFAULT_ROOT_NAME = 'root';
 export const METRIC_HELP = {
   actorsAlive: 'Live actors, by behaviour (sampled at scrape).',
   rootSupervisorUp: '1 while the root supervisor is alive, else 0 (sampled at scrape).',
+  mailboxMessages: 'Messages queued in live actors’ mailboxes, by behaviour (sampled at scrape).',
+  mailboxDepthMax: 'The deepest live mailbox, by behaviour (sampled at scrape).',
 } as const;
 
 /** What one scrape samples from the live actors, per behaviour. */
@@ -109,7 +111,7 @@ export class RuntimeMetrics {
     >;
     new prom.Gauge({
       name: `${prefix}mailbox_messages`,
-      help: 'Messages queued in live actors’ mailboxes, by behaviour (sampled at scrape).',
+      help: METRIC_HELP.mailboxMessages,
       labelNames: ['behaviour'],
       registers,
       collect() {
@@ -119,7 +121,7 @@ export class RuntimeMetrics {
     });
     new prom.Gauge({
       name: `${prefix}mailbox_depth_max`,
-      help: 'The deepest live mailbox, by behaviour (sampled at scrape).',
+      help: METRIC_HELP.mailboxDepthMax,
       labelNames: ['behaviour'],
       registers,
       collect() {

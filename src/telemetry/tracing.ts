@@ -1,6 +1,7 @@
 import type { Attributes, AttributeValue, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import { otelApi } from './lazy-modules.js';
 import type { TelemetrySpan } from './actor-shape.js';
+import { contextOf, encodeCarrier, heldCarrier, parseCarrier, withCarrier, type TraceCarrier } from './trace-context.js';
 
 /** The instrumentation scope of every span Molo opens. */
 export const TRACER_NAME = 'molo';
@@ -44,11 +45,20 @@ export class RuntimeTracer {
     return this.#resolve() !== undefined;
   }
 
-  /** A recording span, or undefined when nothing would record it (no SDK, or not sampled). */
-  startSpan(name: string, attributes: Readonly<Record<string, unknown>>): TelemetrySpan | undefined {
+  /**
+   * A recording span, or undefined when nothing would record it (no SDK, or not sampled). Its
+   * parent is `parent` when given and valid (work carried from another span: a task's enqueue, a
+   * message's publish or sender; any object with W3C `traceparent` and `tracestate` fields, such as
+   * a message's headers, is checked), else the span whose `run` is on the stack, else the caller's
+   * active context.
+   */
+  startSpan(name: string, attributes: Readonly<Record<string, unknown>>, parent?: TraceCarrier | Readonly<Record<string, string>> | null): TelemetrySpan | undefined {
     const tracer = this.#resolve();
     if (tracer === undefined) return undefined;
-    const span = tracer.startSpan(name, { kind: otelApi().SpanKind.INTERNAL });
+    // Without an explicit parent, the operation Molo is running inside (a span's `run`) is the
+    // parent even when no context manager is registered to make it the active one.
+    const carried = parent === undefined || parent === null ? heldCarrier() : parseCarrier(parent);
+    const span = tracer.startSpan(name, { kind: otelApi().SpanKind.INTERNAL }, carried === undefined ? undefined : contextOf(carried));
     if (!span.isRecording()) {
       span.end();
       return undefined;
@@ -69,8 +79,27 @@ function isDelegating(provider: TracerProvider): provider is DelegatingProvider 
   return typeof (provider as Partial<DelegatingProvider>).getDelegateTracer === 'function';
 }
 
+/** The W3C context of `span`, to store beside the work it starts; undefined for no span (nothing traces). */
+export function carrierOf(span: TelemetrySpan | undefined): TraceCarrier | undefined {
+  return span instanceof OpenSpan ? span.carrier() : undefined;
+}
+
 class OpenSpan implements TelemetrySpan {
+  #carrier: TraceCarrier | undefined;
   constructor(readonly span: Span) {}
+
+  carrier(): TraceCarrier | undefined {
+    return (this.#carrier ??= encodeCarrier(this.span.spanContext()));
+  }
+
+  /**
+   * Runs `fn` inside this span: spans opened in it (with a context manager) are its children, and
+   * what it sends to another node carries it (with or without one).
+   */
+  run<T>(fn: () => T): T {
+    const api = otelApi();
+    return withCarrier(this.carrier(), () => api.context.with(api.trace.setSpan(api.context.active(), this.span), fn));
+  }
 
   end(error?: unknown, attributes?: Readonly<Record<string, unknown>>): void {
     if (attributes !== undefined) this.span.setAttributes(toAttributes(attributes));

@@ -190,7 +190,7 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
           'messaging.consumer.group.name': delivery.consumer,
           'messaging.message.id': delivery.seq,
           'messaging.delivery_count': delivery.deliveryCount,
-        });
+        }, delivery.headers);
         const failure = await this.#run1(delivery);
         // Stopping: leave it pending, it is redelivered after its deadline (or to another worker).
         if (this.#stopping.signal.aborted) span?.end(failure);

@@ -3,6 +3,7 @@
  * msgpack), header checks, and the message and delivery objects built from rows.
  */
 import { pack, unpack } from 'msgpackr';
+import type { TraceCarrier } from '../../telemetry/index.js';
 import { StreamCapExceeded, StreamInvalidArgument } from './errors.js';
 import { STREAM_LIMITS } from './limits.js';
 import type { Delivery, StreamHeaders, StreamMessage, StreamPayload } from './store.js';
@@ -34,6 +35,20 @@ export function encodeMessage(payload: StreamPayload, headers: StreamHeaders | u
   }
   if (bytes.byteLength > maxPayloadBytes) throw new StreamCapExceeded('streams.maxPayloadBytes', maxPayloadBytes, bytes.byteLength);
   return { payload: bytes, encoding, headers: encodeHeaders(headers) };
+}
+
+/**
+ * The message with the publish span's trace context in its headers (`traceparent`, and
+ * `tracestate` when there is one), where a consumer's delivery span finds its parent. Left as it
+ * was when that would pass the header cap: tracing never fails a publish.
+ */
+export function withTraceHeaders(message: EncodedMessage, headers: StreamHeaders | undefined, carrier: TraceCarrier | undefined): EncodedMessage {
+  if (carrier === undefined) return message;
+  const traced: Record<string, string> = { ...headers, traceparent: carrier.traceparent };
+  if (carrier.tracestate !== undefined) traced.tracestate = carrier.tracestate;
+  else delete traced.tracestate;
+  const text = JSON.stringify(traced);
+  return Buffer.byteLength(text) > STREAM_LIMITS.maxHeaderBytes ? message : { ...message, headers: text };
 }
 
 function encodeHeaders(headers: StreamHeaders | undefined): string | null {

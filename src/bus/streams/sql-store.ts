@@ -11,14 +11,14 @@
 import { systemClock, type Clock } from '../../actors/index.js';
 import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
-import { RuntimeTracer } from '../../telemetry/index.js';
+import { carrierOf, RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveRetentionCeilings, resolveStreamConfig, type RetentionCeilings } from './config.js';
 import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
 import { StreamCapExceeded, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
-import { encodeMessage, StoredDelivery, type Settler } from './message.js';
+import { encodeMessage, StoredDelivery, withTraceHeaders, type Settler } from './message.js';
 import { emptyCounts, streamMetrics, type MeteredStreamStore, type StreamCounts } from './metrics.js';
 import { publishStatements, writePublishBatch, type PublishItem, type PublishStatements } from './publish-batch.js';
 import { retainStream, retentionStatements, sweepDedup, type EvictionReason, type RetentionStatements } from './retention-pass.js';
@@ -174,12 +174,15 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
 
   async publish(stream: string, payload: StreamPayload, options: StreamPublishOptions = {}): Promise<PublishAck> {
     this.#open();
-    const message = encodeMessage(payload, options.headers, this.#maxPayloadBytes);
+    const encoded = encodeMessage(payload, options.headers, this.#maxPayloadBytes);
     const msgId = options.msgId;
     if (msgId !== undefined && (typeof msgId !== 'string' || msgId.length === 0 || msgId.length > STREAM_LIMITS.maxMsgIdLength)) {
       throw new StreamInvalidArgument('msgId', `must be a string of 1..${STREAM_LIMITS.maxMsgIdLength} characters`);
     }
-    const span = this.#tracer.startSpan(StreamSpanName.publish, { 'messaging.destination.name': stream, 'messaging.message.body.size': message.payload.byteLength });
+    // A `traceparent` header of the caller's (relayed from elsewhere) is the publish span's parent;
+    // then the publish span's own context rides in the headers, so each delivery's span is its child.
+    const span = this.#tracer.startSpan(StreamSpanName.publish, { 'messaging.destination.name': stream, 'messaging.message.body.size': encoded.payload.byteLength }, options.headers);
+    const message = span === undefined ? encoded : withTraceHeaders(encoded, options.headers, carrierOf(span));
     try {
       let entry = await this.#stream(stream, options.ctx);
       let ack: PublishAck;

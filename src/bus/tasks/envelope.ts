@@ -5,6 +5,7 @@
  */
 import { V7Generator } from 'uuidv7';
 import { systemClock, type Clock } from '../../actors/index.js';
+import { parseCarrier, type TraceCarrier } from '../../telemetry/index.js';
 import { TASK_CAPS } from './caps.js';
 import { InvalidTaskEnvelope, TaskPayloadTooLarge, TaskQueueDepthExceeded } from './errors.js';
 
@@ -29,6 +30,11 @@ export interface TaskEnvelope {
   /** A second enqueue with this key within 24 h returns the first task's id; null: none. */
   readonly idempotency_key: string | null;
   readonly enqueued_at: string;
+  /**
+   * The W3C trace context of the enqueue's span, so the run's span is its child; absent when
+   * nothing traced the enqueue (no tracer provider registered).
+   */
+  readonly trace_context?: TraceCarrier;
 }
 
 /** What an enqueue says; everything but `name` has a default. */
@@ -66,6 +72,8 @@ export interface EnvelopeOptions {
   readonly clock?: Clock;
   /** Payload cap for this queue, at most the 1 MiB cap. */
   readonly maxPayloadBytes?: number;
+  /** The enqueue span's context, stored as `trace_context`. */
+  readonly trace?: TraceCarrier | undefined;
 }
 
 /** One generator per process keeps ids strictly increasing even within one millisecond (RFC 9562 method 1). */
@@ -86,7 +94,7 @@ export function createEnvelope(input: TaskInput, options: EnvelopeOptions = {}):
   const hard = integerField('timeout_hard_ms', input.timeoutHardMs, Math.max(TASK_DEFAULTS.timeoutHardMs, soft), soft, TASK_CAPS.maxTimeoutMs);
   const payload = input.payload ?? {};
   checkPayload(payload, options.maxPayloadBytes);
-  return Object.freeze({
+  const envelope: TaskEnvelope = {
     id: newTaskId(clock),
     name: checkName(input.name),
     payload,
@@ -97,7 +105,9 @@ export function createEnvelope(input: TaskInput, options: EnvelopeOptions = {}):
     timeout_hard_ms: hard,
     idempotency_key: checkIdempotencyKey(input.idempotencyKey),
     enqueued_at: new Date(Math.floor(clock.wallNow())).toISOString(),
-  });
+    ...(options.trace === undefined ? {} : { trace_context: options.trace }),
+  };
+  return Object.freeze(envelope);
 }
 
 /** Validates an envelope read back from storage or received as JSON (a string or a parsed object). */
@@ -122,6 +132,8 @@ export function parseEnvelope(raw: unknown, options: Pick<EnvelopeOptions, 'maxP
   checkPayload(fields.payload, options.maxPayloadBytes);
   if (fields.run_at !== null && typeof fields.run_at !== 'string') throw new InvalidTaskEnvelope('run_at', 'must be an ISO 8601 string or null');
   if (typeof fields.enqueued_at !== 'string') throw new InvalidTaskEnvelope('enqueued_at', 'must be an ISO 8601 string');
+  // A malformed trace context is dropped, not refused: tracing never fails the work it describes.
+  const trace = fields.trace_context === undefined ? undefined : parseCarrier(fields.trace_context);
   return Object.freeze({
     id: fields.id,
     name: checkName(fields.name),
@@ -134,6 +146,7 @@ export function parseEnvelope(raw: unknown, options: Pick<EnvelopeOptions, 'maxP
     timeout_hard_ms: integerField('timeout_hard_ms', fields.timeout_hard_ms, undefined, soft, TASK_CAPS.maxTimeoutMs),
     idempotency_key: checkIdempotencyKey(fields.idempotency_key ?? null),
     enqueued_at: isoField('enqueued_at', fields.enqueued_at),
+    ...(trace === undefined ? {} : { trace_context: trace }),
   });
 }
 
@@ -169,6 +182,7 @@ const ENVELOPE_FIELDS: ReadonlySet<string> = new Set([
   'timeout_hard_ms',
   'idempotency_key',
   'enqueued_at',
+  'trace_context',
 ]);
 
 export function checkName(name: unknown): string {

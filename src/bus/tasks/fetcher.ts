@@ -24,8 +24,9 @@ import { BatchFlusher, outcomeOf } from './pool-batches.js';
 import type { TaskPoolHandle } from './pool-handle.js';
 import { describeFailure } from './transitions.js';
 import type { TaskWorkerCast, TaskWorkerReport, TaskWorkerServer } from './worker.js';
+import { TaskSpanName } from './spans.js';
 
-export const TaskSpanName = { run: 'molo.task.run' } as const;
+export { TaskSpanName };
 
 /** The behaviour name the admin tree knows pools by (see `TaskWorkers.status`). */
 export const TASK_POOL_BEHAVIOUR = 'TaskFetcherServer';
@@ -274,7 +275,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
         const task = this.#buffer.shift()!;
         const id = task.envelope.id;
         worker.running.add(id);
-        const span = this.#tracer.startSpan(TaskSpanName.run, { 'molo.task.queue': options.queue, 'molo.task.name': task.envelope.name, 'molo.task.id': id, 'molo.task.attempts': task.envelope.attempts });
+        const span = this.#tracer.startSpan(TaskSpanName.run, { 'molo.task.queue': options.queue, 'molo.task.name': task.envelope.name, 'molo.task.id': id, 'molo.task.attempts': task.envelope.attempts }, task.envelope.trace_context);
         this.#inFlight.set(id, { task, worker: worker.ref.toString(), span });
         this.#pendingStart.set(id, task.leaseToken);
         tasks.push(task);

@@ -10,7 +10,7 @@ import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../actors/index.js';
 import { nearestKey } from '../../actors/option-keys.js';
 import type { DataContext, Database, Queryable } from '../../data/index.js';
-import type { Logger } from '../../telemetry/index.js';
+import { carrierOf, RuntimeTracer, type Logger } from '../../telemetry/index.js';
 import { checkFence } from '../leases/fence.js';
 import { dialect } from '../streams/schema.js';
 import { GroupCommit, type Outcome } from '../streams/group-commit.js';
@@ -38,6 +38,7 @@ import { deleteQueue, purgeTasks, PURGEABLE, setPaused } from './queue-ops.js';
 import { leaseTasks, markRunning, renewLeases, type Change } from './lease-ops.js';
 import type { TaskState } from './lifecycle.js';
 import { TaskTelemetry } from './metrics.js';
+import { TaskSpanName } from './spans.js';
 import { checkQueueName, resolveQueueConfig, TASK_QUEUE_LIMITS, whole, type ResolvedTaskQueueConfig } from './queue-config.js';
 import { checkTaskPrefix, createTaskTables, DEFAULT_TASK_PREFIX, taskTablesOf, type TaskTables } from './schema.js';
 import { checkSettlementResults, writeProgress } from './result-ops.js';
@@ -86,6 +87,7 @@ export class SqlTaskQueue implements TaskQueue {
   readonly #configs = new Map<string, ResolvedTaskQueueConfig>();
   readonly #admin: AdminOps;
   readonly #completedRetainMs: number;
+  readonly #tracer = new RuntimeTracer();
   #sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(db: Database, options: SqlTaskQueueOptions = {}) {
@@ -238,8 +240,29 @@ export class SqlTaskQueue implements TaskQueue {
     const config = await this.#config(queue);
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY) throw new InvalidBusOption('priority', `must be an integer in -${MAX_PRIORITY}..${MAX_PRIORITY}`);
-    const items = inputs.map((input) => ({ queue, priority, envelope: createEnvelope(input, { clock: this.#clock, maxPayloadBytes: config.maxPayloadBytes }) }));
-    if (items.length === 0) return [];
+    if (inputs.length === 0) return [];
+    // One span per enqueue (a batch's tasks share it); its context goes into each envelope, so a run is its child.
+    const span = this.#tracer.startSpan(TaskSpanName.enqueue, { 'molo.task.queue': queue, 'molo.task.name': inputs[0]?.name, 'molo.task.count': inputs.length });
+    try {
+      const results = await this.#enqueueTraced(queue, inputs, options, single, config, priority, carrierOf(span));
+      span?.end(undefined, single ? { 'molo.task.id': results[0]?.id, 'molo.task.duplicate': results[0]?.duplicate } : undefined);
+      return results;
+    } catch (error) {
+      span?.end(error);
+      throw error;
+    }
+  }
+
+  async #enqueueTraced(
+    queue: string,
+    inputs: readonly TaskInput[],
+    options: TaskEnqueueOptions,
+    single: boolean,
+    config: ResolvedTaskQueueConfig,
+    priority: number,
+    trace: ReturnType<typeof carrierOf>,
+  ): Promise<EnqueueResult[]> {
+    const items = inputs.map((input) => ({ queue, priority, envelope: createEnvelope(input, { clock: this.#clock, maxPayloadBytes: config.maxPayloadBytes, trace }) }));
     const write = async (tx: Queryable): Promise<Outcome<EnqueueResult>[]> => {
       if (options.fence !== undefined) await checkFence(tx, options.fence.key, options.fence.token);
       const written = await writeEnqueueBatch(tx, this.#enqueueContext, items, this.#now());
