@@ -7,6 +7,8 @@
  *   (Molo) or enabling the subscription (Postgres) until the replica holds all N.
  * - `live`: N rows written one per transaction, each awaited; the time from the first write until
  *   the replica holds all N (what a user waits for until the other side sees the last write).
+ * - `lag`: a steady 5,000 rows/s (50 per transaction every 10 ms) for a few seconds; each row's lag is
+ *   the time from its commit until the replica shows it (polled every 2 ms): p50 and p99.
  * - `writer_overhead`: single-row inserts per second on one SQLite file, with and without the
  *   oplog (Molo only): what recording each change in its transaction costs the writer.
  */
@@ -23,8 +25,13 @@ import { Replication, startNode, type Node } from '../../src/nodes/index.js';
 import { startCluster, type Cluster } from '../../test/support/pg-cluster.js';
 import { formatTable, type Row, type Suite, type SuiteOptions, type SuiteResult } from '../suite.js';
 
-const CASES = ['catch_up', 'live', 'writer_overhead'] as const;
-const SIZES = { full: { catchUp: 20_000, live: 2_000, writes: 3_000 }, quick: { catchUp: 1_000, live: 200, writes: 300 } } as const;
+const CASES = ['catch_up', 'live', 'lag', 'writer_overhead'] as const;
+const SIZES = {
+  full: { catchUp: 100_000, live: 2_000, writes: 3_000, lagSeconds: 5 },
+  quick: { catchUp: 1_000, live: 200, writes: 300, lagSeconds: 1 },
+} as const;
+/** The steady write rate of the `lag` case: 50 rows per transaction every 10 ms. */
+const LAG_RATE = { rowsPerTick: 50, tickMs: 10 } as const;
 const SECRET = 'molo-bench-replication-secret-0123456789';
 const Item = defineModel('items', { id: field.int64().primaryKey(), body: field.text() }, { replicated: { policy: 'lww' } });
 const Plain = defineModel('plain_items', { id: field.int64().primaryKey(), body: field.text() });
@@ -122,6 +129,78 @@ async function writerOverhead(n: number): Promise<{ withOplog: number; without: 
   } finally {
     system.shutdown();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes at the steady rate for `seconds`, polling the replica's highest id; returns each row's lag (ms). */
+async function steadyLag(seconds: number, write: (from: number, to: number) => Promise<void>, replicaMax: () => Promise<number>): Promise<{ lags: number[]; rows: number; ms: number }> {
+  const committedAt: number[] = [];
+  const lags: number[] = [];
+  let next = 1;
+  let seen = 0;
+  let writing = true;
+  const started = performance.now();
+  const poller = (async () => {
+    while (writing || seen < next - 1) {
+      const max = await replicaMax();
+      const now = performance.now();
+      for (let id = seen + 1; id <= max; id++) lags.push(now - committedAt[id]!);
+      seen = Math.max(seen, max);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (performance.now() - started > seconds * 1_000 + 120_000) throw new Error('replica did not catch up within 120 s of the last write');
+    }
+  })();
+  for (let tick = 0; performance.now() - started < seconds * 1_000; tick++) {
+    const from = next;
+    const to = next + LAG_RATE.rowsPerTick - 1;
+    await write(from, to);
+    const at = performance.now();
+    for (let id = from; id <= to; id++) committedAt[id] = at;
+    next = to + 1;
+    const wait = started + (tick + 1) * LAG_RATE.tickMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  writing = false;
+  await poller;
+  return { lags, rows: next - 1, ms: performance.now() - started };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function moloLag(seconds: number): Promise<{ lags: number[]; rows: number; ms: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'molo-bench-repl-'));
+  const [a, b] = [await moloReplica('a', dir), await moloReplica('b', dir)];
+  try {
+    await a.node.connect(b.node.name);
+    await until(async () => a.replication.stats().peers.length === 1 && b.replication.stats().peers.length === 1, 10_000);
+    return await steadyLag(
+      seconds,
+      (from, to) => a.orm.insertMany(Item, Array.from({ length: to - from + 1 }, (_, k) => ({ id: BigInt(from + k), body: `row ${from + k}` }))).then(() => undefined),
+      async () => Number((await b.db.query<{ m: number | bigint | null }>('SELECT max(id) AS m FROM items')).rows[0]!.m ?? 0),
+    );
+  } finally {
+    await closeReplica(b);
+    await closeReplica(a);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function pgLag(seconds: number): Promise<{ lags: number[]; rows: number; ms: number }> {
+  const pair = await pgPair();
+  try {
+    await pair.sub.query('ALTER SUBSCRIPTION s ENABLE');
+    await pair.pub.query(`INSERT INTO items (id, body) VALUES (0, 'warm-up')`);
+    await until(async () => (await pgCount(pair.sub)) === 1, 30_000);
+    return await steadyLag(
+      seconds,
+      async (from, to) => void (await pair.pub.query(`INSERT INTO items (id, body) SELECT g, 'row ' || g FROM generate_series($1::int8, $2::int8) g`, [from, to])),
+      async () => Number((await pair.sub.query<{ m: bigint | null }>('SELECT max(id) AS m FROM items')).rows[0]!.m ?? 0),
+    );
+  } finally {
+    await closePg(pair);
   }
 }
 
@@ -224,6 +303,28 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
       ratios.push(`${name}: with oplog at ${(result.withOplog / result.without).toFixed(2)}× of without`);
       continue;
     }
+    if (name === 'lag') {
+      const results: Partial<Record<'molo' | 'postgres', { p50: number; p99: number; rate: number }>> = {};
+      for (const impl of ['molo', 'postgres'] as const) {
+        log(`lag: ${impl}`);
+        try {
+          const { lags, rows: n, ms } = await (impl === 'molo' ? moloLag(sizes.lagSeconds) : pgLag(sizes.lagSeconds));
+          const p50 = percentile(lags, 50);
+          const p99 = percentile(lags, 99);
+          results[impl] = { p50, p99, rate: rate(n, ms) };
+          rows.push({ case: name, impl, ops_per_s: rate(n, ms), rows: n, p50_ms: Number(p50.toFixed(1)), p99_ms: Number(p99.toFixed(1)), durability: durability[impl], mode });
+          table.push([name, impl, String(n), `p50 ${p50.toFixed(1)} / p99 ${p99.toFixed(1)}`, rate(n, ms).toLocaleString('en-US'), durability[impl]]);
+        } catch (error) {
+          failed = true;
+          rows.push({ case: name, impl, ops_per_s: null, error: error instanceof Error ? error.message : String(error), mode });
+        }
+      }
+      if (results.molo !== undefined && results.postgres !== undefined) {
+        rows.push({ case: name, impl: 'ratio', ops_per_s: null, p99_molo_over_postgres: Number((results.molo.p99 / results.postgres.p99).toFixed(3)), mode });
+        ratios.push(`lag: molo p50 at ${(results.molo.p50 / results.postgres.p50).toFixed(2)}×, p99 at ${(results.molo.p99 / results.postgres.p99).toFixed(2)}× of Postgres logical replication (lower is better)`);
+      }
+      continue;
+    }
     const n = name === 'catch_up' ? sizes.catchUp : sizes.live;
     log(`${name}: molo`);
     const molo = await measure(name, 'molo', n, () => (name === 'catch_up' ? moloCatchUp(n) : moloLive(n)));
@@ -232,12 +333,13 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
     if (molo !== undefined && pg !== undefined) {
       const ratio = molo / pg;
       rows.push({ case: name, impl: 'ratio', ops_per_s: null, molo_over_postgres: Number(ratio.toFixed(3)), mode });
-      ratios.push(`${name}: molo at ${ratio.toFixed(2)}× of Postgres logical replication`);
+      ratios.push(`${name}: molo at ${ratio.toFixed(2)}× of Postgres logical replication's rows/s${name === 'catch_up' ? ` (catch-up time ${(1 / ratio).toFixed(2)}× of its)` : ''}`);
     }
   }
   const report = [
     `replication (${mode}); ${cpus().length} cores; load ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
     formatTable(['case', 'impl', 'rows', 'ms', 'rows/s', 'durability'], table),
+    'writer_overhead is paired rounds: with and without a replicated model, alternating.',
     ...ratios,
   ].join('\n');
   return { rows, report, failed };
