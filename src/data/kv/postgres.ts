@@ -7,7 +7,7 @@
  */
 import type { DataContext } from '../context.js';
 import type { Database } from '../database.js';
-import { asBuffer, toBuffer, toNumber, upkeepMethods, type KvSqlBackend } from './sql-backend.js';
+import { asBuffer, keyedMethods, toBuffer, toNumber, upkeepMethods, type KvSqlBackend } from './sql-backend.js';
 
 const LIVE = '(expires_at IS NULL OR expires_at > $NOW::int8)';
 
@@ -105,13 +105,7 @@ export function postgresKv(db: Database, table: string): KvSqlBackend {
       const { rows } = await db.query(DELETE, [key, now], ctx);
       return rows.length > 0 && rows[0]!.live === true;
     },
-    async deleteIfVersion(key, expected, now, ctx) {
-      return (await db.query(DELETE_IF_VERSION, [key, expected, now], ctx)).rows.length > 0;
-    },
-    async scan(start, exclusive, end, limit, now, ctx) {
-      const { rows } = await db.query(exclusive ? SCAN_AFTER : SCAN_FROM, [start, end, now, limit], ctx);
-      return rows.map((row) => toBuffer(row.key));
-    },
+    ...keyedMethods(db, { deleteIfVersion: DELETE_IF_VERSION, scanAfter: SCAN_AFTER, scanFrom: SCAN_FROM }),
     ...upkeepMethods(db, { sweep: SWEEP, count: COUNT, touch: TOUCH, evict: EVICT }),
   };
 }

@@ -73,6 +73,28 @@ export interface KvUpkeepStatements {
   readonly evict: string;
 }
 
+/** Statements both backends run the same way, each in its own dialect. */
+export interface KvKeyedStatements {
+  /** `$1` key, `$2` expected version, `$3` now. */
+  readonly deleteIfVersion: string;
+  /** `$1` start, `$2` end, `$3` now, `$4` limit; start excluded / included. */
+  readonly scanAfter: string;
+  readonly scanFrom: string;
+}
+
+/** `deleteIfVersion` and `scan` of a backend: the same calls on both, over its own SQL. */
+export function keyedMethods(db: Database, sql: KvKeyedStatements): Pick<KvSqlBackend, 'deleteIfVersion' | 'scan'> {
+  return {
+    async deleteIfVersion(key, expected, now, ctx) {
+      return (await db.query(sql.deleteIfVersion, [key, expected, now], ctx)).rows.length > 0;
+    },
+    async scan(start, exclusive, end, limit, now, ctx) {
+      const { rows } = await db.query(exclusive ? sql.scanAfter : sql.scanFrom, [start, end, now, limit], ctx);
+      return rows.map((row) => toBuffer(row.key));
+    },
+  };
+}
+
 /** `sweep`, `count`, `touch` and `evict` of a backend: the same calls on both, over its own SQL. */
 export function upkeepMethods(db: Database, sql: KvUpkeepStatements): Pick<KvSqlBackend, 'sweep' | 'count' | 'touch' | 'evict'> {
   return {

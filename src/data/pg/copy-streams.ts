@@ -27,13 +27,7 @@ export class CopyInStream extends Writable {
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    this.#call(this.#start, this.#start, this.#start.timeoutMs).then(
-      () => {
-        this.#started = true;
-        callback();
-      },
-      (error: Error) => callback(error),
-    );
+    sendStart(this.#call, this.#start, () => (this.#started = true), callback);
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -82,13 +76,7 @@ export class CopyOutStream extends Readable {
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
-    this.#call(this.#start, this.#start, this.#start.timeoutMs).then(
-      () => {
-        this.#started = true;
-        callback();
-      },
-      (error: Error) => callback(error),
-    );
+    sendStart(this.#call, this.#start, () => (this.#started = true), callback);
   }
 
   override _read(): void {
@@ -122,4 +110,15 @@ export class CopyOutStream extends Readable {
     this.#abandon(this.#start);
     callback(error);
   }
+}
+
+/** A COPY's start for a stream's `_construct`: `started` runs before the callback on success. */
+function sendStart(call: CopyCall, start: CopyInStart | CopyOutStart, started: () => void, callback: (error?: Error | null) => void): void {
+  call(start, start, start.timeoutMs).then(
+    () => {
+      started();
+      callback();
+    },
+    (error: Error) => callback(error),
+  );
 }
