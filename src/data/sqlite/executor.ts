@@ -4,6 +4,7 @@
  * `stream()`, SQLITE_BUSY retried a few times with backoff, and WAL checkpoints.
  */
 import type Database from 'better-sqlite3';
+import { exponentialBackoff } from '../../actors/backoff.js';
 import { commandOf, countsChanges, insertsRows } from './sql-text.js';
 import { Args } from './args.js';
 import { blobs, exactRowBytes, fromInteger, settleRow } from './rows.js';
@@ -59,6 +60,8 @@ const MAX_PARKED = 4_096;
 const RETURNING_CHANGES = 'SELECT changes() AS a, last_insert_rowid() AS i';
 /** First backoff between SQLITE_BUSY retries; doubles per retry. */
 const BUSY_BACKOFF_MS = 10;
+/** No pause between busy retries is longer (the deadline bounds the total). */
+const BUSY_BACKOFF_CAP_MS = 1_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 class TooManyRowsSignal {
@@ -420,7 +423,7 @@ export class Executor {
    */
   #busyFault(error: unknown, attempt: number, deadline: number): FaultReply | undefined {
     if (!isBusy(error)) throw error;
-    const pause = BUSY_BACKOFF_MS * 2 ** attempt;
+    const pause = exponentialBackoff({ baseMs: BUSY_BACKOFF_MS, capMs: BUSY_BACKOFF_CAP_MS }, attempt);
     if (attempt >= this.options.busyRetries || Date.now() + pause > deadline) {
       const { message, code } = error as Error & { code: string };
       return { e: `${message} (${attempt + 1} attempts, busy_timeout ${this.options.busyTimeoutMs} ms)`, x: Fault.Busy, k: code, n: attempt + 1 };

@@ -17,6 +17,7 @@
  * Heals are bounded: at most `maxHealsPerMinute` (default 60); beyond, errors propagate unhealed.
  */
 import { rm } from 'node:fs/promises';
+import { exponentialBackoff } from '../../../actors/backoff.js';
 import type { Registry } from 'prom-client';
 import type { Counter } from 'prom-client';
 import { prom } from '../../../telemetry/lazy-modules.js';
@@ -34,6 +35,9 @@ import { classify, triggerCode, type HealPlan, type HealPlanKind } from './class
 import { HealJournal, healId, type HealRecord } from './journal.js';
 import { alterTypesSql, checkWidening, DEFAULT_TEXT_THRESHOLD, resolveHeal, type HealAction } from './resolve.js';
 import { rebuildTable } from './sqlite-rebuild.js';
+
+/** Between attempts at a heal's lock: 50 ms doubling, at most 5 s. */
+const HEAL_LOCK_BACKOFF = { baseMs: 50, capMs: 5_000 } as const;
 
 export const HEALER_DEFAULTS = {
   journalDir: 'migrations/auto',
@@ -314,7 +318,7 @@ export class Healer implements OrmHealer<HealRecord> {
       } catch (error) {
         if (!(error instanceof DbError) || error.sqlstate !== '55P03' || attempt >= this.#lockRetries) throw error;
         this.#log.warn({ event: 'orm.heal.lock_timeout', table, attempt: attempt + 1, lockTimeoutMs: this.#lockTimeoutMs }, `heal of ${table} timed out waiting for its lock; retrying`);
-        await sleep(50 * 2 ** attempt);
+        await sleep(exponentialBackoff(HEAL_LOCK_BACKOFF, attempt));
       }
     }
   }
