@@ -4,6 +4,7 @@
  * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`. Every other `molo` command's `--url` is
  * the admin surface's, so the database has a flag of its own; `--url` is still read here, as before.
  */
+import { startProgress, type Progress } from './progress.js';
 import { ActorSystem } from '../actors/index.js';
 import type { Database } from '../data/database.js';
 import { createMigrationFile } from '../data/orm/migrations/files.js';
@@ -119,12 +120,18 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       io.stdout(formatStatus(status));
       return status.changed > 0 ? ExitCode.Failed : ExitCode.Ok;
     }
-    const applied = await migrator.up({
-      onProgress: (progress) => {
-        if (progress.event === 'applied') io.stdout(`applied  ${progress.id}  (${Math.round(progress.durationMs)} ms)  [${progress.index + 1}/${progress.total}]\n`);
-        else if (progress.event === 'skipped') io.stdout(`skipped  ${progress.id}  (${progress.why})\n`);
-      },
-    });
+    // The applied lines go to stdout (what ran); a terminal also gets a bar on stderr.
+    let bar: Progress | undefined;
+    const applied = await migrator
+      .up({
+        onProgress: (progress) => {
+          if (progress.event === 'applied') {
+            io.stdout(`applied  ${progress.id}  (${Math.round(progress.durationMs)} ms)  [${progress.index + 1}/${progress.total}]\n`);
+            if (io.progressStream !== undefined) (bar ??= startProgress(io, 'migrations', progress.total)).update(progress.index + 1, progress.id);
+          } else if (progress.event === 'skipped') io.stdout(`skipped  ${progress.id}  (${progress.why})\n`);
+        },
+      })
+      .finally(() => bar?.stop());
     io.stdout(applied.length === 0 ? 'nothing to apply: the database is up to date\n' : `${applied.length} migration${applied.length === 1 ? '' : 's'} applied\n`);
     return ExitCode.Ok;
   } finally {

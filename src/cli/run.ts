@@ -28,7 +28,7 @@ commands:
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
   tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
-  streams   ls | info | view; consumers info: durable streams (see \`molo streams --help\`)
+  streams   ls | info | view | purge; consumers info | reset: durable streams (see \`molo streams --help\`)
   sup       restart | terminate PATH: a supervisor's child (see \`molo sup --help\`)
   programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
   help      this text
@@ -50,6 +50,8 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Whether stdout is a terminal (`molo ps --watch` then redraws in place). */
   readonly isTTY?: boolean;
+  /** stderr when it is a terminal: long work draws a progress bar there (plain lines otherwise). */
+  readonly progressStream?: NodeJS.WriteStream;
 }
 
 interface Invocation {

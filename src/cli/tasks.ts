@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
+import { startProgress } from './progress.js';
 import { formatDeadLetters, formatQueues, formatTask, formatTaskLine } from './tasks-format.js';
 
 export const TASKS_USAGE = `usage: molo tasks <command> [--url URL] [--json] [--timeout MS]
@@ -187,18 +188,23 @@ async function enqueueFile(args: string[], values: Values, target: Target, io: C
   let sent = 0;
   let duplicates = 0;
   let pending: unknown[] = [];
+  const progress = startProgress(io, 'enqueued', total);
   const flush = async (): Promise<void> => {
     const body = (await ask(target, 'POST', path, { tasks: pending, ...priority(values) })) as { results: { duplicate: boolean }[] };
     sent += pending.length;
     duplicates += body.results.filter((result) => result.duplicate).length;
     pending = [];
-    io.stderr(`enqueued ${sent}/${total}${duplicates > 0 ? ` (${duplicates} duplicates)` : ''}\n`);
+    progress.update(sent, duplicates > 0 ? `(${duplicates} duplicates)` : undefined);
   };
-  for await (const task of tasksOf(file)) {
-    pending.push(task);
-    if (pending.length >= batch) await flush();
+  try {
+    for await (const task of tasksOf(file)) {
+      pending.push(task);
+      if (pending.length >= batch) await flush();
+    }
+    if (pending.length > 0) await flush();
+  } finally {
+    progress.stop();
   }
-  if (pending.length > 0) await flush();
   io.stdout(values.json === true ? `${JSON.stringify({ enqueued: sent, duplicates })}\n` : `${sent} tasks enqueued (${duplicates} duplicates)\n`);
   return ExitCode.Ok;
 }
