@@ -11,10 +11,13 @@ import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { treePath } from './nodes.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 
-export const SUP_USAGE = `usage: molo sup <restart|terminate> PATH [--node NAME] [--url URL] [--json]
+export const SUP_USAGE = `usage: molo sup <restart|terminate|scale> PATH [--node NAME] [--url URL] [--json]
 
   restart PATH     restart the child at PATH (root/web/db): stopped first if it runs
   terminate PATH   stop the child at PATH (its supervisor keeps its spec)
+  scale PATH N [--args JSON]
+                   a simple_one_for_one group to N children: more are started from its
+                   template with --args (a JSON array, default []), or the newest terminated
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required)
 exit codes: 0 done, 1 refused or unreachable, 2 usage
@@ -42,7 +45,7 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   let positionals: string[];
   let target: Target;
   try {
-    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' } }));
+    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' }, args: { type: 'string' } }));
     if (values.help === true || positionals[0] === 'help') {
       io.stdout(usage);
       return ExitCode.Ok;
@@ -56,6 +59,8 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   const json = values.json === true;
   try {
     const [command, ...args] = positionals;
+    if (values.args !== undefined && !(group === 'sup' && command === 'scale')) throw new CliUsageError('--args goes with sup scale');
+    if (group === 'sup' && command === 'scale') return await scale(args, values.args as string | undefined, node, json, target, io);
     if (group === 'sup') return await sup(command, args, node, json, target, io);
     return await programs(command, args, node, json, target, io);
   } catch (error) {
@@ -64,6 +69,25 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
     io.stderr(`molo ${group}: ${typeof code === 'string' && !usageError ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n${usageError ? `\n${usage}` : ''}`);
     return usageError ? ExitCode.Usage : ExitCode.Failed;
   }
+}
+
+async function scale(args: string[], rawArgs: string | undefined, node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (args.length !== 2) throw new CliUsageError('expected: molo sup scale PATH N');
+  const count = Number(args[1]);
+  if (!Number.isInteger(count) || count < 0) throw new CliUsageError(`N must be a whole number, got ${args[1]}`);
+  let startArgs: unknown;
+  if (rawArgs !== undefined) {
+    try {
+      startArgs = JSON.parse(rawArgs);
+    } catch {
+      throw new CliUsageError(`--args is not JSON: ${rawArgs}`);
+    }
+    if (!Array.isArray(startArgs)) throw new CliUsageError('--args must be a JSON array');
+  }
+  const request = { path: args[0], count, ...(startArgs === undefined ? {} : { args: startArgs }), ...(node === undefined ? {} : { node }) };
+  const body = (await act(target, '/actions/group/scale', request)) as { node: string; path: string; before: number; after: number; started: number; terminated: number };
+  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : `${body.path} on ${body.node}: ${body.before} → ${body.after} children (${body.started} started, ${body.terminated} terminated)\n`);
+  return ExitCode.Ok;
 }
 
 async function sup(command: string | undefined, args: string[], node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {

@@ -29,7 +29,8 @@ commands:
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
   tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
   streams   ls | info | view | purge; consumers info | reset: durable streams (see \`molo streams --help\`)
-  sup       restart | terminate PATH: a supervisor's child (see \`molo sup --help\`)
+  sup       restart | terminate PATH: a supervisor's child; scale PATH N: a simple_one_for_one
+            group's child count (see \`molo sup --help\`)
   programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
   help      this text
 

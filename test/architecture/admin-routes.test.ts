@@ -80,6 +80,6 @@ describe('operator routes use only public APIs (R7-10)', () => {
 
   it('the action module calls the Supervisor and ProgramSupervisor operations it offers', () => {
     const text = readFileSync(join(SRC, 'admin/observer/actions.ts'), 'utf8');
-    for (const call of ['Supervisor.terminateChild', 'Supervisor.restartChild', 'ProgramSupervisor.startProgram', 'ProgramSupervisor.stopProgram', 'ProgramSupervisor.restartProgram']) expect(text).toContain(call);
+    for (const call of ['Supervisor.terminateChild', 'Supervisor.restartChild', 'ProgramSupervisor.startProgram', 'ProgramSupervisor.stopProgram', 'ProgramSupervisor.restartProgram', 'Supervisor.startChild', 'Supervisor.whichChildren', 'Supervisor.countChildren']) expect(text).toContain(call);
   });
 });

@@ -7,6 +7,9 @@
  *   POST /actions/program/start     { node?, path, program }   the program supervisor at `path`
  *   POST /actions/program/stop      { node?, path, program }
  *   POST /actions/program/restart   { node?, path, program }
+ *   POST /actions/group/scale       { node?, path, count, args? }  a simple_one_for_one supervisor to
+ *                                   `count` children: starts more from its template with `args`
+ *                                   (default []), or terminates the newest
  *
  * Task queue actions are the `/tasks` routes (pause, resume, retry, cancel, redrive). A target is
  * named by its path in the node's tree (`root/web/db`), read afresh, so only a process the tree walk
@@ -23,10 +26,13 @@ import type { TreeNode, TreeSnapshot } from '../tree-snapshot.js';
 
 export const CHILD_ACTIONS = ['restart', 'terminate'] as const;
 export const PROGRAM_ACTIONS = ['start', 'stop', 'restart'] as const;
+/** Children `group/scale` asks for at most: a group that large is a job for code, not an operator. */
+export const MAX_SCALE_COUNT = 10_000;
 
 export type ObserverAction =
   | { readonly target: 'child'; readonly action: (typeof CHILD_ACTIONS)[number] }
-  | { readonly target: 'program'; readonly action: (typeof PROGRAM_ACTIONS)[number] };
+  | { readonly target: 'program'; readonly action: (typeof PROGRAM_ACTIONS)[number] }
+  | { readonly target: 'group'; readonly action: 'scale' };
 
 /** HTTP status of the behaviours' errors an action may meet. */
 export const ACTION_ERROR_STATUS: Readonly<Record<string, number>> = {
@@ -48,9 +54,10 @@ export interface ActionContext {
 
 /** The action of a `/actions/...` path, or undefined. */
 export function matchAction(path: string): ObserverAction | undefined {
-  const match = /^\/actions\/(child|program)\/([a-z]+)$/.exec(path);
+  const match = /^\/actions\/(child|program|group)\/([a-z]+)$/.exec(path);
   if (match === null) return undefined;
   const [, target, action] = match;
+  if (target === 'group') return action === 'scale' ? { target, action } : undefined;
   if (target === 'child' && (CHILD_ACTIONS as readonly string[]).includes(action!)) return { target, action: action as ObserverAction['action'] as 'restart' };
   if (target === 'program' && (PROGRAM_ACTIONS as readonly string[]).includes(action!)) return { target, action: action as 'start' };
   return undefined;
@@ -60,16 +67,25 @@ interface ActionBody {
   readonly node: string | undefined;
   readonly path: string;
   readonly program: string | undefined;
+  /** `group/scale`: the children wanted, and the template's start arguments for new ones. */
+  readonly count?: number;
+  readonly args?: readonly unknown[];
 }
 
 export function actionBody(action: ObserverAction, body: unknown): ActionBody {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AdminBadRequest('body', 'must be a JSON object');
-  const fields = action.target === 'program' ? ['node', 'path', 'program'] : ['node', 'path'];
+  const fields = action.target === 'program' ? ['node', 'path', 'program'] : action.target === 'group' ? ['node', 'path', 'count', 'args'] : ['node', 'path'];
   for (const key of Object.keys(body)) if (!fields.includes(key)) throw new AdminBadRequest(key, `is not a field here (fields: ${fields.join(', ')})`);
   const { node, path, program } = body as Record<string, unknown>;
   if (node !== undefined && (typeof node !== 'string' || node.length === 0 || node.length > 300)) throw new AdminBadRequest('node', 'must be a node name');
   if (typeof path !== 'string' || !/^root(\/[^/]{1,300}){0,64}$/.test(path)) throw new AdminBadRequest('path', "must be a tree path such as 'root/web/db'");
   if (action.target === 'program' && (typeof program !== 'string' || program.length === 0 || program.length > 200)) throw new AdminBadRequest('program', 'must be a program name');
+  if (action.target === 'group') {
+    const { count, args } = body as Record<string, unknown>;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_SCALE_COUNT) throw new AdminBadRequest('count', `must be an integer in 0..${MAX_SCALE_COUNT}`);
+    if (args !== undefined && !Array.isArray(args)) throw new AdminBadRequest('args', "must be an array (the template's start arguments)");
+    return { node, path, program: undefined, count, args: (args as unknown[] | undefined) ?? [] };
+  }
   return { node, path, program: program as string | undefined };
 }
 
@@ -79,6 +95,7 @@ export async function runAction(context: ActionContext, action: ObserverAction, 
   const label = `${action.target} ${action.action} ${body.path}`;
   const target = find(tree, body.path);
   if (target === undefined) throw new AdminActionFailed(label, `no process at ${body.path} on ${tree.node}`);
+  if (action.target === 'group') return scale(context, tree, target, label, body.count!, body.args ?? []);
   if (action.target === 'program') {
     if (target.section !== 'programs' || target.ref === null) throw new AdminActionFailed(label, `${body.path} is not a program supervisor`);
     const ref = parseRef(target.ref);
@@ -101,6 +118,42 @@ export async function runAction(context: ActionContext, action: ObserverAction, 
   if (target.process !== null || target.state === 'running') await Supervisor.terminateChild(context.runtime, supervisor, target.id, context.timeoutMs);
   const ref = await Supervisor.restartChild(context.runtime, supervisor, target.id, context.timeoutMs);
   return { node: tree.node, path: body.path, ref: ref === undefined ? null : String(ref) };
+}
+
+/**
+ * A simple_one_for_one supervisor to `count` children, through Supervisor.startChild and
+ * terminateChild. The newest children go first when shrinking (OTP has no order; newest-first
+ * keeps the longest-lived, warmest ones). A task pool's inner worker group is refused: its fetcher
+ * sizes it from the pool's concurrency and would not use workers it did not start.
+ */
+async function scale(context: ActionContext, tree: TreeSnapshot, target: TreeNode, label: string, count: number, args: readonly unknown[]): Promise<unknown> {
+  if (target.ref === null || target.supervisor === undefined) throw new AdminActionFailed(label, `${target.path} did not answer as a supervisor`);
+  if (target.supervisor.strategy !== 'simple_one_for_one') throw new AdminActionFailed(label, `${target.path} is ${target.supervisor.strategy}: only a simple_one_for_one group has a child count to scale`);
+  const parent = find(tree, target.path.slice(0, target.path.lastIndexOf('/')));
+  if (parent?.children?.some((sibling) => sibling.section === 'tasks') === true) {
+    throw new AdminActionFailed(label, `${target.path} is a task pool's worker group: its size follows the pool's concurrency, set where the pool is started`);
+  }
+  const supervisor = parseRef(target.ref);
+  // Children being restarted count as there (they will be back) but have no ref to stop them by.
+  const live = (await Supervisor.whichChildren(context.runtime, supervisor, context.timeoutMs)).filter((child) => child.ref !== undefined);
+  const before = live.length;
+  let started = 0;
+  let terminated = 0;
+  try {
+    for (let n = before; n < count; n++) {
+      await Supervisor.startChild(context.runtime, supervisor, args, context.timeoutMs);
+      started++;
+    }
+    for (const child of live.slice(count).reverse()) {
+      if (child.ref === 'restarting' || child.ref === undefined) continue;
+      await Supervisor.terminateChild(context.runtime, supervisor, child.ref, context.timeoutMs);
+      terminated++;
+    }
+  } catch (error) {
+    throw new AdminActionFailed(label, `stopped after ${started} started and ${terminated} terminated: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const counts = await Supervisor.countChildren(context.runtime, supervisor, context.timeoutMs);
+  return { node: tree.node, path: target.path, before, after: counts.active, started, terminated };
 }
 
 function treeOf(context: ActionContext, node: string | undefined): Promise<TreeSnapshot> {
