@@ -6,7 +6,7 @@
 import Table from 'cli-table3';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
-import type { ProgramSupervisorStatus } from '../behaviours/index.js';
+import type { ProgramLogs, ProgramSupervisorStatus } from '../behaviours/index.js';
 import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { treePath } from './nodes.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
@@ -27,6 +27,8 @@ export const PROGRAMS_USAGE = `usage: molo programs <command> [--node NAME] [--u
 
   status                        every supervised OS program: state, pid, restart budget, health
   start|stop|restart PATH NAME  act on program NAME of the program supervisor at PATH (root/programs)
+  logs PATH NAME [--lines N]    its last output lines (stdout and stderr, across restarts; default
+                                100, at most 1000), as the program supervisor keeps them
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required by start, stop, restart)
 exit codes: 0 done, 1 refused or unreachable, 2 usage
@@ -45,7 +47,7 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   let positionals: string[];
   let target: Target;
   try {
-    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' }, args: { type: 'string' } }));
+    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' }, args: { type: 'string' }, lines: { type: 'string' } }));
     if (values.help === true || positionals[0] === 'help') {
       io.stdout(usage);
       return ExitCode.Ok;
@@ -60,6 +62,8 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   try {
     const [command, ...args] = positionals;
     if (values.args !== undefined && !(group === 'sup' && command === 'scale')) throw new CliUsageError('--args goes with sup scale');
+    if (values.lines !== undefined && !(group === 'programs' && command === 'logs')) throw new CliUsageError('--lines goes with programs logs');
+    if (group === 'programs' && command === 'logs') return await logs(args, values.lines as string | undefined, node, json, target, io);
     if (group === 'sup' && command === 'scale') return await scale(args, values.args as string | undefined, node, json, target, io);
     if (group === 'sup') return await sup(command, args, node, json, target, io);
     return await programs(command, args, node, json, target, io);
@@ -69,6 +73,21 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
     io.stderr(`molo ${group}: ${typeof code === 'string' && !usageError ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n${usageError ? `\n${usage}` : ''}`);
     return usageError ? ExitCode.Usage : ExitCode.Failed;
   }
+}
+
+async function logs(args: string[], lines: string | undefined, node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (args.length !== 2) throw new CliUsageError('expected: molo programs logs PATH NAME');
+  if (lines !== undefined && !/^\d+$/.test(lines)) throw new CliUsageError(`--lines must be a whole number, got ${lines}`);
+  const query = new URLSearchParams({ path: args[0]!, program: args[1]!, ...(lines === undefined ? {} : { lines }), ...(node === undefined ? {} : { node }) });
+  const body = (await read(target, `/programs/logs?${query.toString()}`)) as ProgramLogs & { node: string };
+  if (json) {
+    io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+    return ExitCode.Ok;
+  }
+  if (body.dropped > 0) io.stdout(`… ${body.dropped} earlier line${body.dropped === 1 ? '' : 's'} not shown\n`);
+  for (const entry of body.lines) io.stdout(`${new Date(entry.at).toISOString()} ${entry.stream === 'stderr' ? 'err' : 'out'} ${entry.pid ?? '-'}  ${entry.line}\n`);
+  if (body.lines.length === 0) io.stdout(`no output from ${body.name} yet\n`);
+  return ExitCode.Ok;
 }
 
 async function scale(args: string[], rawArgs: string | undefined, node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {

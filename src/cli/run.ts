@@ -31,7 +31,7 @@ commands:
   streams   ls | info | view | purge; consumers info | reset: durable streams (see \`molo streams --help\`)
   sup       restart | terminate PATH: a supervisor's child; scale PATH N: a simple_one_for_one
             group's child count (see \`molo sup --help\`)
-  programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
+  programs  status | start | stop | restart | logs: supervised OS programs (see \`molo programs --help\`)
   help      this text
 
 options:

@@ -156,13 +156,13 @@ async function scale(context: ActionContext, tree: TreeSnapshot, target: TreeNod
   return { node: tree.node, path: target.path, before, after: counts.active, started, terminated };
 }
 
-function treeOf(context: ActionContext, node: string | undefined): Promise<TreeSnapshot> {
+export function treeOf(context: ActionContext, node: string | undefined): Promise<TreeSnapshot> {
   if (node === undefined || node === context.runtime.node) return Admin.tree(context.runtime, context.admin, context.timeoutMs);
   if (context.nodes === undefined) throw new AdminBadRequest('node', `names another node, and this surface is not a cluster node`);
   return context.nodes.tree(node, context.timeoutMs);
 }
 
-function find(tree: TreeSnapshot, path: string): TreeNode | undefined {
+export function find(tree: TreeSnapshot, path: string): TreeNode | undefined {
   let node: TreeNode | null | undefined = tree.root;
   if (node === null || node === undefined) return undefined;
   const segments = path.split('/');
