@@ -27,8 +27,10 @@ commands:
             --watch: again every --interval MS (2000) until interrupted, or --count N times)
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
-  tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
-  streams   ls | info | view | purge; consumers info | reset: durable streams (see \`molo streams --help\`)
+  tasks     list | status | inspect | enqueue | retry | cancel | dlq | redrive | pause | resume | purge |
+            delete-queue: the task queue (see \`molo tasks --help\`)
+  streams   ls | info | view | purge: durable streams (see \`molo streams --help\`)
+  consumers info | reset STREAM CONSUMER: a stream's durable consumer (its cursor, pending, lag)
   sup       restart | terminate PATH: a supervisor's child; scale PATH N: a simple_one_for_one
             group's child count (see \`molo sup --help\`)
   programs  status | start | stop | restart | logs: supervised OS programs (see \`molo programs --help\`)
@@ -36,7 +38,7 @@ commands:
 
 options:
   --url URL      the node's admin surface (default: $MOLO_ADMIN_URL, else ${DEFAULT_ADMIN_URL})
-  --json         print the endpoint's raw JSON
+  --json         print the endpoint's raw JSON (every command that reads takes it)
   --timeout MS   how long to wait for the node (default ${DEFAULT_TIMEOUT_MS})
   --version      print molo's version
 
