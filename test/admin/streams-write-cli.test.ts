@@ -4,6 +4,7 @@
  * by sequence, to the first message, past the last and by time; the token rule on the writes
  * (401 names the variable, 403 without a configured token); usage errors exit 2.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Admin, startAdminHttp } from '../../src/admin/index.js';
 import { openSqliteStreams, type StreamStore } from '../../src/bus/index.js';
 import { testSystem } from '../support/systems.js';
-import { runMolo } from './helpers.js';
+import { REPO, runMolo } from './helpers.js';
 
 const TOKEN = 'streams-write-token-0123456789';
 const env = { MOLO_ADMIN_TOKEN: TOKEN };
@@ -80,6 +81,27 @@ describe('molo streams purge and molo consumers reset', () => {
       // A read path is not a write: GET on the purge path has no route, POST on a read path is 405.
       expect((await fetch(`${server.url}/streams/orders/purge`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
       expect((await fetch(`${server.url}/streams/orders/purge`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{"bogus":1}' })).status).toBe(400);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('draws a progress bar when stderr is a terminal (under script(1), a real pty)', { timeout: 60_000 }, async () => {
+    const server = await startAdminHttp({ runtime: system, port: 0, token: TOKEN, streams: store });
+    try {
+      await store.createStream('orders');
+      for (let i = 1; i <= 10; i++) await store.publish('orders', { i });
+      const command = `${process.execPath} --import tsx src/cli/molo.ts streams purge orders --batch 3 --url ${server.url}`;
+      const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code, out).toBe(0);
+      // cli-progress redraws one line in place (\x1b[1G ... \x1b[0K), ending at 100%; the result line follows.
+      expect(out).toMatch(/\x1b\[1Gpurged \[-+\] 0\/10 0%/);
+      expect(out).toMatch(/\x1b\[1Gpurged \[=+\] 10\/10 100%/);
+      expect(out).toMatch(/10 messages purged from orders\r?\n$/);
+      expect(out).not.toContain('purged 3/10');
     } finally {
       await server.close();
     }
