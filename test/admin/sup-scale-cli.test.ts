@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Ref } from '../../src/actors/index.js';
 import { Supervisor, type ChildSpec } from '../../src/behaviours/index.js';
+import { taskWorkersChild } from '../../src/bus/index.js';
+import { TASK_BACKENDS } from '../bus/tasks/stores.js';
 import { runMolo, startTestNode } from './helpers.js';
 
 const TOKEN = 'sup-scale-token-0123456789abcdef';
@@ -62,6 +64,33 @@ describe('molo sup scale', () => {
       expect(same.stdout).toMatch(/1 → 1 children \(0 started, 0 terminated\)/);
     } finally {
       await node.stop();
+    }
+  });
+
+  it("refuses a task pool's inner worker group: its size follows the pool's concurrency", { timeout: 60_000 }, async () => {
+    const backend = TASK_BACKENDS.find((candidate) => candidate.name === 'sqlite') ?? TASK_BACKENDS[0]!;
+    await backend.setup();
+    const queue = await backend.open();
+    try {
+      await queue.createQueue('jobs');
+      const pool = taskWorkersChild('pool', queue, { queue: 'jobs', concurrency: 2, pollMs: 50, executor: { placement: 'thread', module: new URL('./fixtures/noop-handlers.mjs', import.meta.url), prefetch: 1 } });
+      const { node } = await startTestNode({ root: { children: [pool] }, admin: { port: 0, token: TOKEN } });
+      try {
+        const tree = (await (await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { root: { children: { path: string; children?: { path: string; id: string | null }[] }[] } };
+        const group = tree.root.children[0]!.children!.find((child) => child.id === 'workers')!.path;
+        const before = await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((response) => response.json());
+        const run = await runMolo(['sup', 'scale', group, '5', '--url', node.adminUrl!], env);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/ADMIN_ACTION_FAILED.*task pool's worker group/);
+        const after = await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((response) => response.json());
+        const workersOf = (snapshot: typeof tree) => snapshot.root.children[0]!.children!.find((child) => child.id === 'workers')!;
+        expect((workersOf(after as typeof tree) as { children?: unknown[] }).children?.length).toBe((workersOf(before as typeof tree) as { children?: unknown[] }).children?.length);
+      } finally {
+        await node.stop();
+      }
+    } finally {
+      await queue.close();
+      await backend.teardown();
     }
   });
 });
