@@ -7,7 +7,7 @@ import Table from 'cli-table3';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
 import type { ProgramLogs, ProgramSupervisorStatus } from '../behaviours/index.js';
-import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import { authHint, errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { treePath } from './nodes.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 
@@ -156,8 +156,6 @@ function act(target: Target, path: string, body: unknown): Promise<unknown> {
 function checked(target: Target, path: string, answer: AdminAnswer): unknown {
   if (answer.status >= 200 && answer.status < 300) return answer.body;
   const error = errorOf(answer.body);
-  let detail = error === undefined ? 'no error body' : `${error.code}: ${error.message}`;
-  if (answer.status === 401) detail += target.token === undefined || target.token === '' ? '; set MOLO_ADMIN_TOKEN to the node\'s admin.token' : '; MOLO_ADMIN_TOKEN is not the node\'s admin.token';
-  if (answer.status === 403) detail += '; give the node an admin.token (and set MOLO_ADMIN_TOKEN to it) to act on it';
+  const detail = `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, target.token)}`;
   throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, detail);
 }

@@ -3,7 +3,7 @@ import type { HealthReport } from '../admin/admin-actor.js';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { ProcessSnapshot } from '../admin/process-snapshot.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
-import { errorOf, getJson } from './client.js';
+import { authHint, errorOf, getJson } from './client.js';
 import { formatHealth, formatProcesses, formatTree } from '../admin/format/snapshots.js';
 import { formatNodes, isNodesReport, treePath } from './nodes.js';
 import type { NodesReport } from '../admin/nodes-view.js';
@@ -174,11 +174,12 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       const answer = await getJson(url, '/health', timeoutMs, token);
       const body = answer.body;
       if (!isObject(body) || typeof (body as { status?: unknown }).status !== 'string') {
-        throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, 'no status field');
+        const error = errorOf(body);
+        throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, `${error === undefined ? 'no status field' : `${error.code}: ${error.message}`}${authHint(answer.status, token)}`);
       }
       if (json) io.stdout(`${JSON.stringify(body, null, 2)}\n`);
       else if ('node' in body) io.stdout(formatHealth(body as HealthReport));
-      else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}\n`);
+      else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}${authHint(answer.status, token)}\n`);
       return answer.status === 200 ? ExitCode.Ok : ExitCode.Failed;
     }
     case 'nodes': {
@@ -201,7 +202,7 @@ export async function expectOk(url: string, path: string, timeoutMs: number, tok
   const endpoint = new URL(path, url).toString();
   if (answer.status !== 200) {
     const error = errorOf(answer.body);
-    throw new AdminBadResponse(endpoint, answer.status, error === undefined ? 'no error body' : `${error.code}: ${error.message}`);
+    throw new AdminBadResponse(endpoint, answer.status, `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, token)}`);
   }
   if (!valid(answer.body)) throw new AdminBadResponse(endpoint, answer.status, 'not the shape this endpoint answers');
   return answer.body;

@@ -7,7 +7,7 @@ import Table from 'cli-table3';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { StreamMessageView } from '../admin/stream-routes.js';
 import type { ConsumerInfo, StreamInfo } from '../bus/index.js';
-import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import { authHint, errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { startProgress } from './progress.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 
@@ -61,9 +61,7 @@ export async function runStreamsCli(group: 'streams' | 'consumers', argv: readon
   const checked = (path: string, answer: AdminAnswer): unknown => {
     if (answer.status === 200) return answer.body;
     const error = errorOf(answer.body);
-    let hint = '';
-    if (answer.status === 401) hint = target.token === undefined || target.token === '' ? '; set MOLO_ADMIN_TOKEN to the node\'s admin.token' : '; MOLO_ADMIN_TOKEN is not the node\'s admin.token';
-    if (answer.status === 403) hint = '; give the node an admin.token (and set MOLO_ADMIN_TOKEN to it) to act on it';
+    const hint = authHint(answer.status, target.token);
     throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${hint}`);
   };
   const get = async (path: string): Promise<unknown> => checked(path, await getJson(target.url, path, target.timeoutMs, target.token));

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
-import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import { authHint, errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 import { startProgress } from './progress.js';
 import { formatDeadLetters, formatQueues, formatTask, formatTaskLine } from './tasks-format.js';
@@ -236,7 +236,7 @@ async function ask(target: Target, method: 'GET' | 'POST', path: string, body?: 
   const answer: AdminAnswer = method === 'GET' ? await getJson(target.url, path, target.timeoutMs, target.token) : await postJson(target.url, path, body, target.timeoutMs, target.token);
   if (answer.status < 200 || answer.status > 299) {
     const error = errorOf(answer.body);
-    throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, error === undefined ? 'no error body' : `${error.code}: ${error.message}`);
+    throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, target.token)}`);
   }
   return answer.body;
 }
