@@ -17,7 +17,9 @@ export const SUP_USAGE = `usage: molo sup <restart|terminate|scale> PATH [--node
   terminate PATH   stop the child at PATH (its supervisor keeps its spec)
   scale PATH N [--args JSON]
                    a simple_one_for_one group to N children: more are started from its
-                   template with --args (a JSON array, default []), or the newest terminated
+                   template with --args (a JSON array, default []), or the newest terminated;
+                   a task pool (PATH its supervisor, fetcher or workers) to N tasks at once,
+                   1 up to the concurrency it started with
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required)
 exit codes: 0 done, 1 refused or unreachable, 2 usage
@@ -104,8 +106,12 @@ async function scale(args: string[], rawArgs: string | undefined, node: string |
     if (!Array.isArray(startArgs)) throw new CliUsageError('--args must be a JSON array');
   }
   const request = { path: args[0], count, ...(startArgs === undefined ? {} : { args: startArgs }), ...(node === undefined ? {} : { node }) };
-  const body = (await act(target, '/actions/group/scale', request)) as { node: string; path: string; before: number; after: number; started: number; terminated: number };
-  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : `${body.path} on ${body.node}: ${body.before} → ${body.after} children (${body.started} started, ${body.terminated} terminated)\n`);
+  const body = (await act(target, '/actions/group/scale', request)) as { node: string; path: string; kind: 'group' | 'task-pool'; queue?: string; max?: number; before: number; after: number; started?: number; terminated?: number };
+  const text =
+    body.kind === 'task-pool'
+      ? `${body.path} on ${body.node}: concurrency ${body.before} → ${body.after} (queue ${body.queue}, at most ${body.max})\n`
+      : `${body.path} on ${body.node}: ${body.before} → ${body.after} children (${body.started} started, ${body.terminated} terminated)\n`;
+  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : text);
   return ExitCode.Ok;
 }
 

@@ -67,24 +67,46 @@ describe('molo sup scale', () => {
     }
   });
 
-  it("refuses a task pool's inner worker group: its size follows the pool's concurrency", { timeout: 60_000 }, async () => {
+  it("scales a task pool's concurrency: down, back up, held to the concurrency it started with", { timeout: 90_000 }, async () => {
     const backend = TASK_BACKENDS.find((candidate) => candidate.name === 'sqlite') ?? TASK_BACKENDS[0]!;
     await backend.setup();
     const queue = await backend.open();
     try {
       await queue.createQueue('jobs');
-      const pool = taskWorkersChild('pool', queue, { queue: 'jobs', concurrency: 2, pollMs: 50, executor: { placement: 'thread', module: new URL('./fixtures/noop-handlers.mjs', import.meta.url), prefetch: 1 } });
+      const pool = taskWorkersChild('pool', queue, { queue: 'jobs', concurrency: 3, pollMs: 20, executor: { placement: 'thread', module: new URL('./fixtures/noop-handlers.mjs', import.meta.url), prefetch: 1 } });
       const { node } = await startTestNode({ root: { children: [pool] }, admin: { port: 0, token: TOKEN } });
       try {
-        const tree = (await (await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { root: { children: { path: string; children?: { path: string; id: string | null }[] }[] } };
-        const group = tree.root.children[0]!.children!.find((child) => child.id === 'workers')!.path;
-        const before = await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((response) => response.json());
-        const run = await runMolo(['sup', 'scale', group, '5', '--url', node.adminUrl!], env);
-        expect(run.code).toBe(1);
-        expect(run.stderr).toMatch(/ADMIN_ACTION_FAILED.*task pool's worker group/);
-        const after = await fetch(`${node.adminUrl}/tree`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((response) => response.json());
-        const workersOf = (snapshot: typeof tree) => snapshot.root.children[0]!.children!.find((child) => child.id === 'workers')!;
-        expect((workersOf(after as typeof tree) as { children?: unknown[] }).children?.length).toBe((workersOf(before as typeof tree) as { children?: unknown[] }).children?.length);
+        const url = ['--url', node.adminUrl!];
+        const [down, zero, viaWorkers] = await Promise.all([
+          runMolo(['sup', 'scale', 'root/pool', '1', ...url], env),
+          runMolo(['sup', 'scale', 'root/pool', '0', ...url], env),
+          runMolo(['sup', 'scale', 'root/pool/workers', '2', '--json', ...url], env),
+        ]);
+        expect(zero.code).toBe(1);
+        expect(zero.stderr).toMatch(/HTTP 400.*at least 1 task.*molo tasks pause/);
+        expect(down.code, down.stderr).toBe(0);
+        expect(viaWorkers.code, viaWorkers.stderr).toBe(0);
+        expect(JSON.parse(viaWorkers.stdout)).toMatchObject({ kind: 'task-pool', queue: 'jobs', max: 3 });
+        expect(down.stdout).toMatch(/^root\/pool on .*: concurrency \d → 1 \(queue jobs, at most 3\)\n$/);
+
+        const one = await runMolo(['sup', 'scale', 'root/pool/fetcher', '1', ...url], env);
+        expect(one.stdout).toMatch(/concurrency \d → 1 /);
+        expect(pool.handle.stats()).toMatchObject({ concurrency: 1, maxConcurrency: 3 });
+        // With the limit at 1, the pool runs one task at a time: enqueue slow-free noops and watch `running`.
+        for (let i = 0; i < 30; i++) await queue.enqueue('jobs', { name: 'noop', payload: { i } });
+        let most = 0;
+        const deadline = Date.now() + 30_000;
+        while ((await queue.queueInfo('jobs')).counts.succeeded < 30 && Date.now() < deadline) {
+          most = Math.max(most, pool.handle.stats().running);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
+        expect((await queue.queueInfo('jobs')).counts.succeeded).toBe(30);
+        expect(most).toBeLessThanOrEqual(1);
+
+        const over = await runMolo(['sup', 'scale', 'root/pool', '10', ...url], env);
+        expect(over.code, over.stderr).toBe(0);
+        expect(over.stdout).toMatch(/concurrency 1 → 3 \(queue jobs, at most 3\)/);
+        expect(pool.handle.stats().concurrency).toBe(3);
       } finally {
         await node.stop();
       }

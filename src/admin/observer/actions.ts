@@ -9,7 +9,8 @@
  *   POST /actions/program/restart   { node?, path, program }
  *   POST /actions/group/scale       { node?, path, count, args? }  a simple_one_for_one supervisor to
  *                                   `count` children: starts more from its template with `args`
- *                                   (default []), or terminates the newest
+ *                                   (default []), or terminates the newest; a task pool (its
+ *                                   supervisor, fetcher or worker group) to `count` tasks at once
  *
  * Task queue actions are the `/tasks` routes (pause, resume, retry, cancel, redrive). A target is
  * named by its path in the node's tree (`root/web/db`), read afresh, so only a process the tree walk
@@ -19,6 +20,7 @@
 import { parseRef, type ActorRuntime, type Ref } from '../../actors/index.js';
 import { BehaviourErrorCode, Supervisor } from '../../behaviours/index.js';
 import { ProgramSupervisor } from '../../behaviours/programs/index.js';
+import { TaskWorkerPool } from '../../bus/index.js';
 import { Admin } from '../admin-actor.js';
 import { AdminActionFailed, AdminBadRequest } from '../errors.js';
 import type { ClusterView } from '../nodes-view.js';
@@ -123,16 +125,20 @@ export async function runAction(context: ActionContext, action: ObserverAction, 
 /**
  * A simple_one_for_one supervisor to `count` children, through Supervisor.startChild and
  * terminateChild. The newest children go first when shrinking (OTP has no order; newest-first
- * keeps the longest-lived, warmest ones). A task pool's inner worker group is refused: its fetcher
- * sizes it from the pool's concurrency and would not use workers it did not start.
+ * keeps the longest-lived, warmest ones). A task pool is scaled by its concurrency instead
+ * (TaskWorkerPool.setConcurrency): its fetcher, not the worker group's size, decides how many run.
  */
 async function scale(context: ActionContext, tree: TreeSnapshot, target: TreeNode, label: string, count: number, args: readonly unknown[]): Promise<unknown> {
-  if (target.ref === null || target.supervisor === undefined) throw new AdminActionFailed(label, `${target.path} did not answer as a supervisor`);
-  if (target.supervisor.strategy !== 'simple_one_for_one') throw new AdminActionFailed(label, `${target.path} is ${target.supervisor.strategy}: only a simple_one_for_one group has a child count to scale`);
-  const parent = find(tree, target.path.slice(0, target.path.lastIndexOf('/')));
-  if (parent?.children?.some((sibling) => sibling.section === 'tasks') === true) {
-    throw new AdminActionFailed(label, `${target.path} is a task pool's worker group: its size follows the pool's concurrency, set where the pool is started`);
+  const fetcher = taskPoolFetcher(tree, target);
+  if (fetcher !== undefined) {
+    if (count < 1) throw new AdminBadRequest('count', 'a task pool runs at least 1 task at once (to stop it taking tasks, pause its queue: molo tasks pause)');
+    const ref = parseRef(fetcher);
+    const before = await TaskWorkerPool.status(context.runtime, ref, context.timeoutMs);
+    const after = await TaskWorkerPool.setConcurrency(context.runtime, ref, count, context.timeoutMs);
+    return { node: tree.node, path: target.path, kind: 'task-pool', queue: after.queue, before: before.concurrency, after: after.concurrency, max: after.maxConcurrency };
   }
+  if (target.ref === null || target.supervisor === undefined) throw new AdminActionFailed(label, `${target.path} did not answer as a supervisor`);
+  if (target.supervisor.strategy !== 'simple_one_for_one') throw new AdminActionFailed(label, `${target.path} is ${target.supervisor.strategy}: only a simple_one_for_one group or a task pool has a size to scale`);
   const supervisor = parseRef(target.ref);
   // Children being restarted count as there (they will be back) but have no ref to stop them by.
   const live = (await Supervisor.whichChildren(context.runtime, supervisor, context.timeoutMs)).filter((child) => child.ref !== undefined);
@@ -153,7 +159,17 @@ async function scale(context: ActionContext, tree: TreeSnapshot, target: TreeNod
     throw new AdminActionFailed(label, `stopped after ${started} started and ${terminated} terminated: ${error instanceof Error ? error.message : String(error)}`);
   }
   const counts = await Supervisor.countChildren(context.runtime, supervisor, context.timeoutMs);
-  return { node: tree.node, path: target.path, before, after: counts.active, started, terminated };
+  return { node: tree.node, path: target.path, kind: 'group', before, after: counts.active, started, terminated };
+}
+
+/** The fetcher ref of the task pool `target` is part of: the pool's supervisor, its fetcher, or its worker group. */
+function taskPoolFetcher(tree: TreeSnapshot, target: TreeNode): string | undefined {
+  const isFetcher = (node: TreeNode | undefined): boolean => node?.section === 'tasks' && node.ref !== null;
+  if (isFetcher(target)) return target.ref!;
+  const own = target.children?.find(isFetcher);
+  if (own !== undefined) return own.ref!;
+  const parent = find(tree, target.path.slice(0, target.path.lastIndexOf('/')));
+  return parent?.children?.find(isFetcher)?.ref ?? undefined;
 }
 
 export function treeOf(context: ActionContext, node: string | undefined): Promise<TreeSnapshot> {
