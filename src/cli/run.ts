@@ -32,7 +32,7 @@ commands:
   streams   ls | info | view | purge: durable streams (see \`molo streams --help\`)
   consumers info | reset STREAM CONSUMER: a stream's durable consumer (its cursor, pending, lag)
   sup       restart | terminate PATH: a supervisor's child; scale PATH N: a simple_one_for_one
-            group's child count (see \`molo sup --help\`)
+            group's children or a task pool's concurrency (see \`molo sup --help\`)
   programs  status | start | stop | restart | logs: supervised OS programs (see \`molo programs --help\`)
   help      this text
 
