@@ -16,6 +16,7 @@ import { startObserver, type ObserverHandle } from './observer/start.js';
 import type { ObserverOptions } from './observer/options.js';
 import { serveObserver } from './observer/routes.js';
 import { serveStreams } from './stream-routes.js';
+import { PROGRAM_LOGS_PATH, serveProgramLogs } from './program-routes.js';
 import type { StreamStore } from '../bus/streams/store.js';
 
 export const DEFAULT_ADMIN_HOST = '127.0.0.1';
@@ -293,6 +294,11 @@ async function handle(settings: HttpSettings, listener: Listener, request: Incom
   }
   if (settings.streams !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (path === '/streams' || path.startsWith('/streams/'))) {
     await serveStreams(settings.streams, settings, listener, request, url, response);
+    return;
+  }
+  if (listener.endpoints === ADMIN_ENDPOINTS && path === PROGRAM_LOGS_PATH) {
+    const context = { runtime: settings.runtime, admin: settings.admin, nodes: settings.nodes, timeoutMs: settings.requestTimeoutMs };
+    await serveProgramLogs(context, settings, listener, request, url, response);
     return;
   }
   if (settings.observer !== undefined && listener.endpoints === ADMIN_ENDPOINTS && (await serveObserver(settings.observer, settings, listener, request, url, response))) return;

@@ -1,20 +1,29 @@
 /**
- * Read-only stream endpoints of the admin surface, registered when it is given a StreamStore; they
- * call the public StreamStore API only. Reads follow the surface's token rule.
+ * Stream endpoints of the admin surface, registered when it is given a StreamStore; they call the
+ * public StreamStore API only. Reads follow the surface's token rule; the two writes need a
+ * configured token (403 ADMIN_TOKEN_REQUIRED without one, as every mutating endpoint).
  *
- *   GET /streams                              every stream with its info (at most 1,000)
- *   GET /streams/:stream                      its info and its consumers' (ack floor, next, pending, lag)
- *   GET /streams/:stream/messages?from=&limit= messages from `from` (default: the last `limit`), at most 100
- *   GET /streams/:stream/consumers/:consumer  one consumer
- *
- * Purging a stream and resetting a consumer are not offered: the StreamStore API has no such calls.
+ *   GET  /streams                              every stream with its info (at most 1,000)
+ *   GET  /streams/:stream                      its info and its consumers' (ack floor, next, pending, lag)
+ *   GET  /streams/:stream/messages?from=&limit= messages from `from` (default: the last `limit`), at most 100
+ *   GET  /streams/:stream/consumers/:consumer  one consumer
+ *   POST /streams/:stream/purge                { beforeSeq? | olderThanMs? | keep? } → { stream, purged }
+ *   POST /streams/:stream/consumers/:consumer/seek  { seq } | { time } | { to: 'first'|'new' } → { stream, consumer, nextSeq }
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BusErrorCode } from '../bus/errors.js';
-import type { StreamMessage, StreamStore } from '../bus/streams/store.js';
+import type { ConsumerPosition, StreamMessage, StreamPurgeOptions, StreamStore } from '../bus/streams/store.js';
 import { serveAdmitted, type AdmissionCounter, type AdmissionLimits } from './admission.js';
-import { AdminBadRequest, AdminMethodNotAllowed, AdminNotFound } from './errors.js';
+import { AdminBadRequest, AdminBodyTimeout, AdminBodyTooLarge, AdminMethodNotAllowed, AdminNotFound, AdminTokenRequired } from './errors.js';
 import { errorBody, sendJson, statusFor } from './http-response.js';
+import { readJsonBody } from './request-body.js';
+
+/** What the stream writes need besides the admission limits: where the surface listens, and how bodies are read. */
+export interface StreamHttpSettings extends AdmissionLimits {
+  readonly host: string;
+  readonly maxBodyBytes: number;
+  readonly bodyTimeoutMs: number;
+}
 
 /** Streams `GET /streams` describes at most; messages one view returns at most; payload bytes shown per message. */
 export const STREAM_VIEW_LIMITS = { maxStreams: 1_000, maxMessages: 100, defaultMessages: 20, maxPreviewBytes: 4_096 } as const;
@@ -22,6 +31,7 @@ export const STREAM_VIEW_LIMITS = { maxStreams: 1_000, maxMessages: 100, default
 const STREAM_ERROR_STATUS: Readonly<Record<string, number>> = {
   [BusErrorCode.StreamNotFound]: 404,
   [BusErrorCode.StreamConsumerNotFound]: 404,
+  [BusErrorCode.StreamInvalidArgument]: 400,
 };
 
 /** One message as JSON: a value payload decoded, a bytes payload as UTF-8 text if it is, else base64; cut at maxPreviewBytes. */
@@ -39,17 +49,12 @@ export interface StreamMessageView {
 
 export async function serveStreams(
   store: StreamStore,
-  limits: AdmissionLimits,
+  settings: StreamHttpSettings,
   listener: AdmissionCounter,
   request: IncomingMessage,
   url: URL,
   response: ServerResponse,
 ): Promise<void> {
-  if (request.method !== 'GET') {
-    response.setHeader('allow', 'GET');
-    sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?')));
-    return;
-  }
   let parts: string[];
   try {
     parts = url.pathname.split('/').slice(2).map(decodeURIComponent);
@@ -57,13 +62,73 @@ export async function serveStreams(
     sendJson(response, 404, errorBody(new AdminNotFound(url.pathname)));
     return;
   }
-  await serveAdmitted(listener, limits, request, response, async () => {
+  const write = isWrite(parts);
+  const allowed = write ? 'POST' : 'GET';
+  if (request.method !== allowed) {
+    response.setHeader('allow', allowed);
+    sendJson(response, 405, errorBody(new AdminMethodNotAllowed(request.method ?? '?', allowed)));
+    return;
+  }
+  await serveAdmitted(listener, settings, request, response, async () => {
     try {
-      sendJson(response, 200, await route(store, parts, url));
+      if (!write) {
+        sendJson(response, 200, await route(store, parts, url));
+        return;
+      }
+      if (!listener.guard.hasToken) throw new AdminTokenRequired(settings.host, `POST ${url.pathname}`);
+      const body = await readJsonBody(request, settings.maxBodyBytes, settings.bodyTimeoutMs);
+      sendJson(response, 200, await writeRoute(store, parts, body));
     } catch (error) {
+      if (error instanceof AdminBodyTooLarge || error instanceof AdminBodyTimeout) response.setHeader('connection', 'close');
       sendJson(response, statusFor(error, STREAM_ERROR_STATUS), errorBody(error));
     }
   });
+}
+
+/** `/streams/:stream/purge` and `/streams/:stream/consumers/:consumer/seek` are the writes; every other path reads. */
+function isWrite(parts: readonly string[]): boolean {
+  return (parts.length === 2 && parts[1] === 'purge') || (parts.length === 4 && parts[1] === 'consumers' && parts[3] === 'seek');
+}
+
+async function writeRoute(store: StreamStore, parts: string[], body: unknown): Promise<unknown> {
+  if (parts.some((part) => part === '' || part.length > 300)) throw new AdminNotFound(`/streams/${parts.join('/')}`);
+  const stream = parts[0]!;
+  const fields = objectBody(body);
+  if (parts[1] === 'purge') {
+    const options: Record<string, number> = {};
+    for (const [key, value] of Object.entries(fields)) {
+      if (key !== 'beforeSeq' && key !== 'olderThanMs' && key !== 'keep') throw new AdminBadRequest(key, 'is not a field here (fields: beforeSeq, olderThanMs, keep)');
+      if (typeof value !== 'number') throw new AdminBadRequest(key, 'must be a number');
+      options[key] = value;
+    }
+    return { stream, purged: await store.purge(stream, options as StreamPurgeOptions) };
+  }
+  const consumer = parts[2]!;
+  return { stream, consumer, nextSeq: await store.seekConsumer(stream, consumer, position(fields)) };
+}
+
+/** The seek body: exactly one of `seq` (a sequence), `time` (ms since the epoch or an ISO date), `to` ('first' or 'new'). */
+function position(fields: Record<string, unknown>): ConsumerPosition {
+  const keys = Object.keys(fields);
+  for (const key of keys) if (key !== 'seq' && key !== 'time' && key !== 'to') throw new AdminBadRequest(key, 'is not a field here (fields: seq, time, to)');
+  if (keys.length !== 1) throw new AdminBadRequest('body', 'takes exactly one of seq, time, to');
+  const { seq, time, to } = fields;
+  if (keys[0] === 'seq') {
+    if (typeof seq !== 'number') throw new AdminBadRequest('seq', 'must be a number');
+    return { seq };
+  }
+  if (keys[0] === 'to') {
+    if (to !== 'first' && to !== 'new') throw new AdminBadRequest('to', "must be 'first' or 'new'");
+    return to;
+  }
+  const ms = typeof time === 'number' ? time : typeof time === 'string' ? Date.parse(time) : Number.NaN;
+  if (!Number.isFinite(ms)) throw new AdminBadRequest('time', 'must be ms since the epoch or an ISO 8601 date');
+  return { time: ms };
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AdminBadRequest('body', 'must be a JSON object');
+  return body as Record<string, unknown>;
 }
 
 async function route(store: StreamStore, parts: string[], url: URL): Promise<unknown> {

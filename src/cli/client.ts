@@ -45,3 +45,13 @@ export function errorOf(body: unknown): { code: string; message: string } | unde
   const { code, message } = error as { code?: unknown; message?: unknown };
   return typeof code === 'string' ? { code, message: typeof message === 'string' ? message : '' } : undefined;
 }
+
+/**
+ * What the operator should set after a 401 or 403, appended to the error line: scripts and people
+ * both see which variable is missing or wrong rather than a bare status.
+ */
+export function authHint(status: number, token: string | undefined): string {
+  if (status === 401) return token === undefined || token === '' ? "; set MOLO_ADMIN_TOKEN to the node's admin.token" : "; MOLO_ADMIN_TOKEN is not the node's admin.token";
+  if (status === 403) return '; give the node an admin.token (and set MOLO_ADMIN_TOKEN to it) to act on it';
+  return '';
+}

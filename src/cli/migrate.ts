@@ -4,6 +4,7 @@
  * (a postgres:// URL, or sqlite:FILE), then `$DATABASE_URL`. Every other `molo` command's `--url` is
  * the admin surface's, so the database has a flag of its own; `--url` is still read here, as before.
  */
+import { startProgress, type Progress } from './progress.js';
 import { ActorSystem } from '../actors/index.js';
 import type { Database } from '../data/database.js';
 import { createMigrationFile } from '../data/orm/migrations/files.js';
@@ -27,6 +28,7 @@ options:
   --sqlite FILE  SQLite database file (or MOLO_DATABASE_URL=sqlite:FILE)
   --dir DIR      the migrations directory (default: migrations)
   --variants     with new: one file per dialect
+  --json         print the status, the applied migrations or the created files as JSON
 
 exit codes: 0 ok, 1 failed (a changed migration, a failed one, no database), 2 usage
 `;
@@ -40,6 +42,7 @@ interface Invocation {
   readonly url?: string;
   readonly sqlite?: string;
   readonly variants: boolean;
+  readonly json: boolean;
 }
 
 /** Runs `molo migrate` with `argv` (after the word `migrate`); resolves with the exit code. */
@@ -69,11 +72,12 @@ function parse(argv: readonly string[], env: CliIo['env']): Invocation {
       sqlite: { type: 'string' },
       dir: { type: 'string', default: 'migrations' },
       variants: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     (detail) => new MigrateUsage(detail),
   );
-  const base = { dir: values.dir!, variants: values.variants === true };
+  const base = { dir: values.dir!, variants: values.variants === true, json: values.json === true };
   if (values.help === true || positionals[0] === 'help') return { command: 'help', ...base };
   const command = positionals[0];
   if (command === undefined) throw new MigrateUsage('no command given');
@@ -104,7 +108,8 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
   }
   if (invocation.command === 'new') {
     const paths = await createMigrationFile(invocation.dir, invocation.name!, { variants: invocation.variants });
-    for (const path of paths) io.stdout(`created ${path}\n`);
+    if (invocation.json) io.stdout(`${JSON.stringify({ created: paths }, null, 2)}\n`);
+    else for (const path of paths) io.stdout(`created ${path}\n`);
     return ExitCode.Ok;
   }
   // The one line this command prints says why it failed; the crash reports of the connections it
@@ -116,16 +121,23 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
     const migrator = new Migrator(db, { dir: invocation.dir });
     if (invocation.command === 'status') {
       const status = await migrator.status();
-      io.stdout(formatStatus(status));
+      io.stdout(invocation.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
       return status.changed > 0 ? ExitCode.Failed : ExitCode.Ok;
     }
-    const applied = await migrator.up({
-      onProgress: (progress) => {
-        if (progress.event === 'applied') io.stdout(`applied  ${progress.id}  (${Math.round(progress.durationMs)} ms)  [${progress.index + 1}/${progress.total}]\n`);
-        else if (progress.event === 'skipped') io.stdout(`skipped  ${progress.id}  (${progress.why})\n`);
-      },
-    });
-    io.stdout(applied.length === 0 ? 'nothing to apply: the database is up to date\n' : `${applied.length} migration${applied.length === 1 ? '' : 's'} applied\n`);
+    // The applied lines go to stdout (what ran); a terminal also gets a bar on stderr.
+    let bar: Progress | undefined;
+    const applied = await migrator
+      .up({
+        onProgress: (progress) => {
+          if (progress.event === 'applied') {
+            if (!invocation.json) io.stdout(`applied  ${progress.id}  (${Math.round(progress.durationMs)} ms)  [${progress.index + 1}/${progress.total}]\n`);
+            if (io.progressStream !== undefined) (bar ??= startProgress(io, 'migrations', progress.total)).update(progress.index + 1, progress.id);
+          } else if (progress.event === 'skipped' && !invocation.json) io.stdout(`skipped  ${progress.id}  (${progress.why})\n`);
+        },
+      })
+      .finally(() => bar?.stop());
+    if (invocation.json) io.stdout(`${JSON.stringify({ applied }, null, 2)}\n`);
+    else io.stdout(applied.length === 0 ? 'nothing to apply: the database is up to date\n' : `${applied.length} migration${applied.length === 1 ? '' : 's'} applied\n`);
     return ExitCode.Ok;
   } finally {
     await db?.close();

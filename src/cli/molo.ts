@@ -9,6 +9,8 @@ const io = {
   stderr: (text: string) => process.stderr.write(text),
   env: process.env,
   isTTY: process.stdout.isTTY === true,
+  // MOLO_PROGRESS=0 keeps the bar off a terminal too (plain lines instead).
+  ...(process.stderr.isTTY === true && process.env['MOLO_PROGRESS'] !== '0' ? { progressStream: process.stderr } : {}),
 };
 if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
   io.stdout(`${moloVersion()}\n`);

@@ -6,15 +6,20 @@
 import Table from 'cli-table3';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
-import type { ProgramSupervisorStatus } from '../behaviours/index.js';
-import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import type { ProgramLogs, ProgramSupervisorStatus } from '../behaviours/index.js';
+import { authHint, errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { treePath } from './nodes.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
 
-export const SUP_USAGE = `usage: molo sup <restart|terminate> PATH [--node NAME] [--url URL] [--json]
+export const SUP_USAGE = `usage: molo sup <restart|terminate|scale> PATH [--node NAME] [--url URL] [--json]
 
   restart PATH     restart the child at PATH (root/web/db): stopped first if it runs
   terminate PATH   stop the child at PATH (its supervisor keeps its spec)
+  scale PATH N [--args JSON]
+                   a simple_one_for_one group to N children: more are started from its
+                   template with --args (a JSON array, default []), or the newest terminated;
+                   a task pool (PATH its supervisor, fetcher or workers) to N tasks at once,
+                   1 up to the concurrency it started with
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required)
 exit codes: 0 done, 1 refused or unreachable, 2 usage
@@ -24,6 +29,8 @@ export const PROGRAMS_USAGE = `usage: molo programs <command> [--node NAME] [--u
 
   status                        every supervised OS program: state, pid, restart budget, health
   start|stop|restart PATH NAME  act on program NAME of the program supervisor at PATH (root/programs)
+  logs PATH NAME [--lines N]    its last output lines (stdout and stderr, across restarts; default
+                                100, at most 1000), as the program supervisor keeps them
 
 environment: MOLO_ADMIN_URL, MOLO_ADMIN_TOKEN (required by start, stop, restart)
 exit codes: 0 done, 1 refused or unreachable, 2 usage
@@ -42,7 +49,7 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   let positionals: string[];
   let target: Target;
   try {
-    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' } }));
+    ({ values, positionals } = parseCommandLine(argv, { ...TARGET_OPTIONS, node: { type: 'string' }, args: { type: 'string' }, lines: { type: 'string' } }));
     if (values.help === true || positionals[0] === 'help') {
       io.stdout(usage);
       return ExitCode.Ok;
@@ -56,6 +63,10 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
   const json = values.json === true;
   try {
     const [command, ...args] = positionals;
+    if (values.args !== undefined && !(group === 'sup' && command === 'scale')) throw new CliUsageError('--args goes with sup scale');
+    if (values.lines !== undefined && !(group === 'programs' && command === 'logs')) throw new CliUsageError('--lines goes with programs logs');
+    if (group === 'programs' && command === 'logs') return await logs(args, values.lines as string | undefined, node, json, target, io);
+    if (group === 'sup' && command === 'scale') return await scale(args, values.args as string | undefined, node, json, target, io);
     if (group === 'sup') return await sup(command, args, node, json, target, io);
     return await programs(command, args, node, json, target, io);
   } catch (error) {
@@ -64,6 +75,44 @@ export async function runOpsCli(group: 'sup' | 'programs', argv: readonly string
     io.stderr(`molo ${group}: ${typeof code === 'string' && !usageError ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n${usageError ? `\n${usage}` : ''}`);
     return usageError ? ExitCode.Usage : ExitCode.Failed;
   }
+}
+
+async function logs(args: string[], lines: string | undefined, node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (args.length !== 2) throw new CliUsageError('expected: molo programs logs PATH NAME');
+  if (lines !== undefined && !/^\d+$/.test(lines)) throw new CliUsageError(`--lines must be a whole number, got ${lines}`);
+  const query = new URLSearchParams({ path: args[0]!, program: args[1]!, ...(lines === undefined ? {} : { lines }), ...(node === undefined ? {} : { node }) });
+  const body = (await read(target, `/programs/logs?${query.toString()}`)) as ProgramLogs & { node: string };
+  if (json) {
+    io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+    return ExitCode.Ok;
+  }
+  if (body.dropped > 0) io.stdout(`… ${body.dropped} earlier line${body.dropped === 1 ? '' : 's'} not shown\n`);
+  for (const entry of body.lines) io.stdout(`${new Date(entry.at).toISOString()} ${entry.stream === 'stderr' ? 'err' : 'out'} ${entry.pid ?? '-'}  ${entry.line}\n`);
+  if (body.lines.length === 0) io.stdout(`no output from ${body.name} yet\n`);
+  return ExitCode.Ok;
+}
+
+async function scale(args: string[], rawArgs: string | undefined, node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
+  if (args.length !== 2) throw new CliUsageError('expected: molo sup scale PATH N');
+  const count = Number(args[1]);
+  if (!Number.isInteger(count) || count < 0) throw new CliUsageError(`N must be a whole number, got ${args[1]}`);
+  let startArgs: unknown;
+  if (rawArgs !== undefined) {
+    try {
+      startArgs = JSON.parse(rawArgs);
+    } catch {
+      throw new CliUsageError(`--args is not JSON: ${rawArgs}`);
+    }
+    if (!Array.isArray(startArgs)) throw new CliUsageError('--args must be a JSON array');
+  }
+  const request = { path: args[0], count, ...(startArgs === undefined ? {} : { args: startArgs }), ...(node === undefined ? {} : { node }) };
+  const body = (await act(target, '/actions/group/scale', request)) as { node: string; path: string; kind: 'group' | 'task-pool'; queue?: string; max?: number; before: number; after: number; started?: number; terminated?: number };
+  const text =
+    body.kind === 'task-pool'
+      ? `${body.path} on ${body.node}: concurrency ${body.before} → ${body.after} (queue ${body.queue}, at most ${body.max})\n`
+      : `${body.path} on ${body.node}: ${body.before} → ${body.after} children (${body.started} started, ${body.terminated} terminated)\n`;
+  io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : text);
+  return ExitCode.Ok;
 }
 
 async function sup(command: string | undefined, args: string[], node: string | undefined, json: boolean, target: Target, io: CliIo): Promise<ExitCode> {
@@ -113,8 +162,6 @@ function act(target: Target, path: string, body: unknown): Promise<unknown> {
 function checked(target: Target, path: string, answer: AdminAnswer): unknown {
   if (answer.status >= 200 && answer.status < 300) return answer.body;
   const error = errorOf(answer.body);
-  let detail = error === undefined ? 'no error body' : `${error.code}: ${error.message}`;
-  if (answer.status === 401) detail += target.token === undefined || target.token === '' ? '; set MOLO_ADMIN_TOKEN to the node\'s admin.token' : '; MOLO_ADMIN_TOKEN is not the node\'s admin.token';
-  if (answer.status === 403) detail += '; give the node an admin.token (and set MOLO_ADMIN_TOKEN to it) to act on it';
+  const detail = `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, target.token)}`;
   throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, detail);
 }

@@ -3,7 +3,7 @@ import type { HealthReport } from '../admin/admin-actor.js';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
 import type { ProcessSnapshot } from '../admin/process-snapshot.js';
 import type { TreeSnapshot } from '../admin/tree-snapshot.js';
-import { errorOf, getJson } from './client.js';
+import { authHint, errorOf, getJson } from './client.js';
 import { formatHealth, formatProcesses, formatTree } from '../admin/format/snapshots.js';
 import { formatNodes, isNodesReport, treePath } from './nodes.js';
 import type { NodesReport } from '../admin/nodes-view.js';
@@ -27,15 +27,18 @@ commands:
             --watch: again every --interval MS (2000) until interrupted, or --count N times)
   health    ok, or why not (exit code 1 unless ok)
   migrate   status | up | new <name>: SQL migrations (see \`molo migrate --help\`)
-  tasks     enqueue | list | status | inspect | retry | cancel | dlq | redrive (see \`molo tasks --help\`)
-  streams   ls | info | view; consumers info: durable streams (see \`molo streams --help\`)
-  sup       restart | terminate PATH: a supervisor's child (see \`molo sup --help\`)
-  programs  status | start | stop | restart: supervised OS programs (see \`molo programs --help\`)
+  tasks     list | status | inspect | enqueue | retry | cancel | dlq | redrive | pause | resume | purge |
+            delete-queue: the task queue (see \`molo tasks --help\`)
+  streams   ls | info | view | purge: durable streams (see \`molo streams --help\`)
+  consumers info | reset STREAM CONSUMER: a stream's durable consumer (its cursor, pending, lag)
+  sup       restart | terminate PATH: a supervisor's child; scale PATH N: a simple_one_for_one
+            group's children or a task pool's concurrency (see \`molo sup --help\`)
+  programs  status | start | stop | restart | logs: supervised OS programs (see \`molo programs --help\`)
   help      this text
 
 options:
   --url URL      the node's admin surface (default: $MOLO_ADMIN_URL, else ${DEFAULT_ADMIN_URL})
-  --json         print the endpoint's raw JSON
+  --json         print the endpoint's raw JSON (every command that reads takes it)
   --timeout MS   how long to wait for the node (default ${DEFAULT_TIMEOUT_MS})
   --version      print molo's version
 
@@ -50,6 +53,8 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Whether stdout is a terminal (`molo ps --watch` then redraws in place). */
   readonly isTTY?: boolean;
+  /** stderr when it is a terminal: long work draws a progress bar there (plain lines otherwise). */
+  readonly progressStream?: NodeJS.WriteStream;
 }
 
 interface Invocation {
@@ -169,11 +174,12 @@ async function execute(invocation: Invocation, io: CliIo): Promise<ExitCode> {
       const answer = await getJson(url, '/health', timeoutMs, token);
       const body = answer.body;
       if (!isObject(body) || typeof (body as { status?: unknown }).status !== 'string') {
-        throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, 'no status field');
+        const error = errorOf(body);
+        throw new AdminBadResponse(new URL('/health', url).toString(), answer.status, `${error === undefined ? 'no status field' : `${error.code}: ${error.message}`}${authHint(answer.status, token)}`);
       }
       if (json) io.stdout(`${JSON.stringify(body, null, 2)}\n`);
       else if ('node' in body) io.stdout(formatHealth(body as HealthReport));
-      else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}\n`);
+      else io.stdout(`${(body as { status: string }).status}  ${errorOf(body)?.message ?? ''}${authHint(answer.status, token)}\n`);
       return answer.status === 200 ? ExitCode.Ok : ExitCode.Failed;
     }
     case 'nodes': {
@@ -196,7 +202,7 @@ export async function expectOk(url: string, path: string, timeoutMs: number, tok
   const endpoint = new URL(path, url).toString();
   if (answer.status !== 200) {
     const error = errorOf(answer.body);
-    throw new AdminBadResponse(endpoint, answer.status, error === undefined ? 'no error body' : `${error.code}: ${error.message}`);
+    throw new AdminBadResponse(endpoint, answer.status, `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, token)}`);
   }
   if (!valid(answer.body)) throw new AdminBadResponse(endpoint, answer.status, 'not the shape this endpoint answers');
   return answer.body;

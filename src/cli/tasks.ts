@@ -6,8 +6,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { AdminBadResponse, CliUsageError } from '../admin/errors.js';
-import { errorOf, getJson, postJson, type AdminAnswer } from './client.js';
+import { authHint, errorOf, getJson, postJson, type AdminAnswer } from './client.js';
 import { ExitCode, parseCommandLine, resolveTarget, TARGET_OPTIONS, type CliIo } from './run.js';
+import { startProgress } from './progress.js';
 import { formatDeadLetters, formatQueues, formatTask, formatTaskLine } from './tasks-format.js';
 
 export const TASKS_USAGE = `usage: molo tasks <command> [--url URL] [--json] [--timeout MS]
@@ -187,18 +188,23 @@ async function enqueueFile(args: string[], values: Values, target: Target, io: C
   let sent = 0;
   let duplicates = 0;
   let pending: unknown[] = [];
+  const progress = startProgress(io, 'enqueued', total);
   const flush = async (): Promise<void> => {
     const body = (await ask(target, 'POST', path, { tasks: pending, ...priority(values) })) as { results: { duplicate: boolean }[] };
     sent += pending.length;
     duplicates += body.results.filter((result) => result.duplicate).length;
     pending = [];
-    io.stderr(`enqueued ${sent}/${total}${duplicates > 0 ? ` (${duplicates} duplicates)` : ''}\n`);
+    progress.update(sent, duplicates > 0 ? `(${duplicates} duplicates)` : undefined);
   };
-  for await (const task of tasksOf(file)) {
-    pending.push(task);
-    if (pending.length >= batch) await flush();
+  try {
+    for await (const task of tasksOf(file)) {
+      pending.push(task);
+      if (pending.length >= batch) await flush();
+    }
+    if (pending.length > 0) await flush();
+  } finally {
+    progress.stop();
   }
-  if (pending.length > 0) await flush();
   io.stdout(values.json === true ? `${JSON.stringify({ enqueued: sent, duplicates })}\n` : `${sent} tasks enqueued (${duplicates} duplicates)\n`);
   return ExitCode.Ok;
 }
@@ -230,7 +236,7 @@ async function ask(target: Target, method: 'GET' | 'POST', path: string, body?: 
   const answer: AdminAnswer = method === 'GET' ? await getJson(target.url, path, target.timeoutMs, target.token) : await postJson(target.url, path, body, target.timeoutMs, target.token);
   if (answer.status < 200 || answer.status > 299) {
     const error = errorOf(answer.body);
-    throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, error === undefined ? 'no error body' : `${error.code}: ${error.message}`);
+    throw new AdminBadResponse(new URL(path, target.url).toString(), answer.status, `${error === undefined ? 'no error body' : `${error.code}: ${error.message}`}${authHint(answer.status, target.token)}`);
   }
   return answer.body;
 }

@@ -52,6 +52,10 @@ describe('molo tasks', () => {
     const status = await runMolo(['tasks', 'status', first!.envelope.id], env);
     expect(status.code).toBe(0);
     expect(status.stdout).toBe(`${first!.envelope.id}  jobs  resize  queued  attempts 0/6  priority 0\n`);
+    // Without the token, the 401 names the variable to set.
+    const refused = await runMolo(['tasks', 'list'], { MOLO_ADMIN_URL: node.adminUrl! });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/HTTP 401.*ADMIN_UNAUTHORIZED.*set MOLO_ADMIN_TOKEN/);
     await node.stop();
   }, 120_000);
 

@@ -11,7 +11,7 @@ import { projectRoot } from '../support/run-script.js';
 
 const SRC = join(projectRoot, 'src');
 /** The modules that answer operator requests (reads and actions). */
-const ROUTE_MODULES = ['admin/observer/actions.ts', 'admin/observer/routes.ts', 'admin/observer/frame.ts', 'admin/task-routes.ts', 'admin/task-http.ts', 'admin/nodes-view.ts', 'admin/stream-routes.ts'];
+const ROUTE_MODULES = ['admin/observer/actions.ts', 'admin/observer/routes.ts', 'admin/observer/frame.ts', 'admin/task-routes.ts', 'admin/task-http.ts', 'admin/nodes-view.ts', 'admin/stream-routes.ts', 'admin/program-routes.ts'];
 
 const IMPORT = /\bimport\s+(type\s+)?\{([^}]*)\}\s+from\s+'(\.{1,2}\/[^']+)'/g;
 const EXPORT_FROM = /\bexport\s+(type\s+)?(\*|\{([^}]*)\})\s+from\s+'(\.{1,2}\/[^']+)'/g;
@@ -80,6 +80,6 @@ describe('operator routes use only public APIs (R7-10)', () => {
 
   it('the action module calls the Supervisor and ProgramSupervisor operations it offers', () => {
     const text = readFileSync(join(SRC, 'admin/observer/actions.ts'), 'utf8');
-    for (const call of ['Supervisor.terminateChild', 'Supervisor.restartChild', 'ProgramSupervisor.startProgram', 'ProgramSupervisor.stopProgram', 'ProgramSupervisor.restartProgram']) expect(text).toContain(call);
+    for (const call of ['Supervisor.terminateChild', 'Supervisor.restartChild', 'ProgramSupervisor.startProgram', 'ProgramSupervisor.stopProgram', 'ProgramSupervisor.restartProgram', 'Supervisor.startChild', 'Supervisor.whichChildren', 'Supervisor.countChildren']) expect(text).toContain(call);
   });
 });

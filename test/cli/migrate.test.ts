@@ -61,6 +61,23 @@ describe('molo migrate', () => {
     expect(changed.stdout).toMatch(/^CHANGED {2}0001_create_users {2}file edited after it was applied/m);
   }, 180_000);
 
+  it('--json: new, status and up print JSON on stdout only', async () => {
+    const created = await molo(['new', 'first', '--dir', migrations, '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toEqual({ created: [join(migrations, '0001_first.sql')] });
+    writeFileSync(join(migrations, '0001_first.sql'), 'CREATE TABLE t (id INTEGER PRIMARY KEY);\n');
+    const file = join(dir.path, 'json.db');
+    const before = await molo(['status', '--dir', migrations, '--sqlite', file, '--json']);
+    expect(before.code, before.stderr).toBe(0);
+    expect(JSON.parse(before.stdout)).toMatchObject({ applied: 0, pending: 1, changed: 0, entries: [{ id: '0001_first', state: 'pending' }] });
+    const up = await molo(['up', '--dir', migrations, '--sqlite', file, '--json']);
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.stderr).toBe('');
+    expect(JSON.parse(up.stdout)).toEqual({ applied: ['0001_first'] });
+    const after = await molo(['status', '--dir', migrations, '--sqlite', file, '--json']);
+    expect(JSON.parse(after.stdout)).toMatchObject({ applied: 1, pending: 0, entries: [{ id: '0001_first', state: 'applied', appliedAt: expect.stringMatching(/^\d{4}-/) }] });
+  }, 180_000);
+
   describe('on Postgres', () => {
     let fresh: FreshDatabase;
     beforeEach(() => {

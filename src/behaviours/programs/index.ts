@@ -1,4 +1,5 @@
-export { ProgramSupervisor, type ProgramSupervisorChildOptions, type ProgramSupervisorStartOptions } from './program-supervisor.js';
+export { TAIL_LIMITS as PROGRAM_LOG_TAIL_LIMITS, type ProgramLogLine, type ProgramLogs } from './log-tail.js';
+export { DEFAULT_LOG_LINES, ProgramSupervisor, type ProgramSupervisorChildOptions, type ProgramSupervisorStartOptions } from './program-supervisor.js';
 export {
   DEFAULT_BACKOFF_INITIAL_MS,
   DEFAULT_BACKOFF_MAX_MS,

@@ -14,6 +14,8 @@ export interface ProgramProcessEvents {
   /** The OS could not start it (pid never assigned): ENOENT, EACCES, a bad cwd... */
   spawnFailed(error: Error): void;
   exited(code: number | null, signal: NodeJS.Signals | null): void;
+  /** Each output line, as it is logged (the supervisor keeps a tail of them). */
+  line?(stream: 'stdout' | 'stderr', pid: number | undefined, line: string): void;
 }
 
 export class ProgramProcess {
@@ -24,8 +26,14 @@ export class ProgramProcess {
     const child = spawnInGroup(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     const pid = child.pid;
-    pipeLines(child.stdout, maxLineBytes, (line) => safeLog(logger, 'info', { stream: 'stdout', pid }, line));
-    pipeLines(child.stderr, maxLineBytes, (line) => safeLog(logger, 'warn', { stream: 'stderr', pid }, line));
+    pipeLines(child.stdout, maxLineBytes, (line) => {
+      safeLog(logger, 'info', { stream: 'stdout', pid }, line);
+      events.line?.('stdout', pid, line);
+    });
+    pipeLines(child.stderr, maxLineBytes, (line) => {
+      safeLog(logger, 'warn', { stream: 'stderr', pid }, line);
+      events.line?.('stderr', pid, line);
+    });
     child.on('error', (error) => {
       if (this.#ended) return;
       if (child.pid === undefined) {

@@ -9,6 +9,7 @@ import type { LifecycleState } from '../lifecycle.js';
 import type { ProbeHandle } from './health-probe.js';
 import { childLogger, type ProgramLogger } from './logger.js';
 import type { ProgramHost } from './program-host.js';
+import { LogTail } from './log-tail.js';
 import type { ProgramProcess } from './program-process.js';
 import { TimerFired, type ProgramExitInfo, type ProgramHealth, type ProgramReply, type TimerKind } from './protocol.js';
 import type { ResolvedProgramSpec } from './spec.js';
@@ -50,6 +51,8 @@ export interface ProgramRecord {
   /** A restart asked for by hand: start again once stopped. */
   startAfterStop: boolean;
   waiters: Waiter[];
+  /** Its last output lines, across runs (log-tail.ts). */
+  readonly tail: LogTail;
 }
 
 /** A program that has never run: `stopped`, nothing armed, logging with its name bound. */
@@ -74,6 +77,7 @@ export function createProgramRecord(spec: ResolvedProgramSpec, logger: ProgramLo
     stopCause: undefined,
     startAfterStop: false,
     waiters: [],
+    tail: new LogTail(),
   };
 }
 

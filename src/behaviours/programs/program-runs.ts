@@ -31,6 +31,8 @@ export function spawn(host: ProgramHost, record: ProgramRecord, event: 'START' |
     process = new ProgramProcess(record.spec, record.log, host.maxLineBytes, {
       spawnFailed: (error) => host.post(new SpawnFailed(name, runId, error)),
       exited: (code, signal) => host.post(new ProcessExited(name, runId, code, signal)),
+      // The one write outside the actor's turns: see log-tail.ts.
+      line: (stream, pid, line) => record.tail.push({ at: host.wallNow(), stream, pid, line }),
     });
   } catch (error) {
     // Node throws synchronously for some bad arguments; handled like any failed spawn, through the mailbox.

@@ -55,6 +55,8 @@ export class ProgramSupervisorServer extends GenServer<ProgramRequest, AnyReply,
           return this.#manualStop(this.#program(request.name), from);
         case 'restart':
           return this.#manualRestart(this.#program(request.name), from);
+        case 'logs':
+          return okReply({ name: request.name, ...this.#program(request.name).tail.last(request.lines) });
         default: {
           const unknownRequest: never = request;
           throw new Error(`unknown program supervisor request ${JSON.stringify(unknownRequest)}`);

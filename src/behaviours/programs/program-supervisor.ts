@@ -5,6 +5,7 @@
 import type { ActorRuntime, ExitReason, MailboxOptions, Ref } from '../../actors/index.js';
 import type { ChildSpec, RestartType, ShutdownPolicy } from '../child-spec.js';
 import { GenServer } from '../gen-server.js';
+import { TAIL_LIMITS, type ProgramLogs } from './log-tail.js';
 import { KILL_WAIT_MS } from './program-shutdown.js';
 import { ProgramSupervisorServer } from './program-supervisor-server.js';
 import type { ProgramReply, ProgramRequest, ProgramStatus, ProgramSupervisorStatus } from './protocol.js';
@@ -26,6 +27,9 @@ export interface ProgramSupervisorChildOptions {
   /** Registered name of the program supervisor. */
   readonly name?: string;
 }
+
+/** Lines `logs` answers when not told. */
+export const DEFAULT_LOG_LINES = 100;
 
 /** start, stop and restart wait for processes to stop: up to the largest stop timeout plus the SIGKILL wait. */
 const PROGRAM_CALL_TIMEOUT_MS = MAX_STOP_TIMEOUT_MS + KILL_WAIT_MS + 10_000;
@@ -75,6 +79,16 @@ export const ProgramSupervisor = {
   /** Stops the program if it is up (or waiting in backoff), then starts it; resolves as `startProgram` does. */
   restartProgram(system: ActorRuntime, supervisor: Ref | string, name: string): Promise<ProgramStatus> {
     return ask(system, supervisor, { op: 'restart', name }, PROGRAM_CALL_TIMEOUT_MS);
+  },
+
+  /**
+   * The program's last output lines (stdout and stderr, across its runs; at most
+   * TAIL_LIMITS.maxLines are kept), the newest `lines` of them (default 100; held to
+   * 1..TAIL_LIMITS.maxLines), oldest first. ProgramNotFound.
+   */
+  logs(system: ActorRuntime, supervisor: Ref | string, name: string, lines: number = DEFAULT_LOG_LINES, timeoutMs?: number): Promise<ProgramLogs> {
+    const wanted = Number.isFinite(lines) ? Math.min(TAIL_LIMITS.maxLines, Math.max(1, Math.floor(lines))) : DEFAULT_LOG_LINES;
+    return ask(system, supervisor, { op: 'logs', name, lines: wanted }, timeoutMs);
   },
 
   /** Stops every program, then the supervisor; resolves with its exit reason. */

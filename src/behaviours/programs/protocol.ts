@@ -53,7 +53,8 @@ export type ProgramRequest =
   | { readonly op: 'status' }
   | { readonly op: 'start'; readonly name: string }
   | { readonly op: 'stop'; readonly name: string }
-  | { readonly op: 'restart'; readonly name: string };
+  | { readonly op: 'restart'; readonly name: string }
+  | { readonly op: 'logs'; readonly name: string; readonly lines: number };
 
 /** Errors travel as values so the caller, not the supervisor, throws them. */
 export type ProgramReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error };

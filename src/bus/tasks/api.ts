@@ -282,6 +282,9 @@ export interface TaskWorkersOptions {
 export interface TaskWorkersStats {
   readonly queue: string;
   readonly workers: number;
+  /** Tasks it runs at once at most now (TaskWorkerPool.setConcurrency), and the `concurrency` it started with, the ceiling. */
+  readonly concurrency: number;
+  readonly maxConcurrency: number;
   /** Hosts of the pool's workers booting now (a worker gets tasks once its host is up). */
   readonly booting: number;
   /** Tasks the fetcher hands one worker's host at once now: `executor.prefetch`, or where unset, as adapted. */

@@ -58,7 +58,10 @@ const FINAL_FLUSH_MS = 10_000;
  */
 const MARK_RUNNING_AFTER_MS = 50;
 
-export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHandle['stats']>, never, TaskWorkerReport | DownMessage | { readonly crash: unknown }> {
+/** The fetcher's calls: its counts, or a new in-flight limit (answered with the counts after it). */
+export type TaskFetcherCall = 'status' | { readonly concurrency: number };
+
+export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<TaskPoolHandle['stats']>, never, TaskWorkerReport | DownMessage | { readonly crash: unknown }> {
   readonly #workers = new Map<string, WorkerEntry>();
   readonly #inFlight = new Map<string, InFlight>();
   /** Leased, not yet handed to a worker; in lease order. */
@@ -124,7 +127,13 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
     });
   }
 
-  override handleCall(): ReturnType<TaskPoolHandle['stats']> {
+  override handleCall(request: TaskFetcherCall): ReturnType<TaskPoolHandle['stats']> {
+    if (request !== 'status') {
+      // Held to 1..the start's concurrency (TaskWorkerPool.setConcurrency checked it is a whole number ≥ 1).
+      this.pool.concurrency = Math.min(this.pool.options.concurrency, Math.max(1, Math.floor(request.concurrency)));
+      // A raise may let buffered tasks go now; a cut lets in-flight ones finish and hands out no more until under it.
+      this.#dispatch();
+    }
     return this.pool.stats();
   }
 
@@ -266,7 +275,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       while (
         this.#buffer.length > 0 &&
         worker.running.size < prefetch &&
-        this.#inFlight.size < options.concurrency &&
+        this.#inFlight.size < this.pool.concurrency &&
         !this.#stopping.signal.aborted &&
         (options.rate === undefined || options.rate.available() >= 1) &&
         (options.global === undefined || options.global.take(1) === 1)
@@ -282,7 +291,7 @@ export class TaskFetcherServer extends GenServer<'status', ReturnType<TaskPoolHa
       }
       if (tasks.length > 0) GenServer.cast(this.ctx.system, worker.ref, { kind: 'run', tasks } satisfies TaskWorkerCast);
       started += tasks.length;
-      if (this.#buffer.length === 0 || this.#inFlight.size >= options.concurrency) break;
+      if (this.#buffer.length === 0 || this.#inFlight.size >= this.pool.concurrency) break;
     }
     if (started > 0) {
       this.#startTimer ??= setTimeout(() => this.#markStarted(), MARK_RUNNING_AFTER_MS);

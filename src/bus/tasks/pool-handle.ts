@@ -107,6 +107,11 @@ export class TaskPoolHandle {
   /** The queue at the fetcher's last look. */
   info: { readonly depth: number; readonly deadLetters: number } | undefined;
   workerCount = 0;
+  /**
+   * Tasks in flight at most now: `concurrency` at start, lowered or raised back by an operator
+   * (TaskWorkerPool.setConcurrency), never above it: the hosts were started for that many.
+   */
+  concurrency: number;
   /** Hosts of this pool's workers booting now (waiting for the boot gate included). */
   booting = 0;
   /** Workers whose host is up (by ref text): the fetcher gives tasks to these only. */
@@ -123,6 +128,7 @@ export class TaskPoolHandle {
     readonly options: ResolvedWorkersOptions,
   ) {
     this.drainMs = options.drainMs;
+    this.concurrency = options.concurrency;
     this.#adaptive = options.adaptivePrefetch ? new AdaptivePrefetch(options.prefetchCap) : undefined;
     this.beginStart();
   }
@@ -171,6 +177,8 @@ export class TaskPoolHandle {
     const stats = {
       queue: this.options.queue,
       workers: this.workerCount,
+      concurrency: this.concurrency,
+      maxConcurrency: this.options.concurrency,
       booting: this.booting,
       prefetch: this.prefetch,
       running: this.counts.running,

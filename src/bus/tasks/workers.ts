@@ -158,4 +158,16 @@ export const TaskWorkerPool = {
   status(system: ActorRuntime, ref: Ref, timeoutMs?: number): Promise<TaskWorkersStats> {
     return GenServer.call<TaskFetcherServer>(system, ref, 'status', timeoutMs);
   },
+
+  /**
+   * Sets how many tasks the pool runs at once (`ref` is the fetcher, as for `status`): at least 1,
+   * at most the `concurrency` it started with (its hosts were started for that many; more is
+   * held to it). Lowering lets the tasks in flight finish and hands out no more until under the
+   * limit. Resolves with the counts after the change (`concurrency`, `maxConcurrency`). Kept while
+   * the node runs (a restarted pool or fetcher keeps it); a new node starts at `concurrency`.
+   */
+  setConcurrency(system: ActorRuntime, ref: Ref, concurrency: number, timeoutMs?: number): Promise<TaskWorkersStats> {
+    if (!Number.isInteger(concurrency) || concurrency < 1) return Promise.reject(new InvalidBusOption('concurrency', `must be a whole number of at least 1, got ${String(concurrency)}`));
+    return GenServer.call<TaskFetcherServer>(system, ref, { concurrency }, timeoutMs);
+  },
 };
