@@ -185,6 +185,11 @@ export class NodeBus implements Bus, TailSource {
     return this.#subscriptions;
   }
 
+  /** Peers' messages dropped for speaking for what is not theirs (a `wake` of a topic another node homes), by kind. */
+  forgeries(): Record<string, number> {
+    return this.#service.forgeries();
+  }
+
   /** One retention pass over the topics homed here and on every connected member; resolves with the messages evicted. */
   async enforceRetention(): Promise<number> {
     this.#check();
@@ -294,7 +299,8 @@ export class NodeBus implements Bus, TailSource {
     }
     let topics = this.#interest.get(from);
     if (topics === undefined) this.#interest.set(from, (topics = new Set()));
-    if (kind === 'sub' && topics.size < MAX_INTEREST_PER_PEER) topics.add(topic);
+    // Interest in a topic homed elsewhere would never be used: not kept.
+    if (kind === 'sub' && topics.size < MAX_INTEREST_PER_PEER && this.home(topic) === this.#node.name) topics.add(topic);
     else if (kind === 'unsub') topics.delete(topic);
   }
 

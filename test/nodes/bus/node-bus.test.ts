@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { homeOf, nodeBus, NodeBusHomeFailed, NodeBusUnavailable, type BusItem, type Node, type NodeBus } from '../../../src/nodes/index.js';
+import { homeOf, nodeBus, NODE_BUS_NAME, NodeBusHomeFailed, NodeBusUnavailable, type BusItem, type Node, type NodeBus } from '../../../src/nodes/index.js';
 import { testNode } from '../support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'molo-node-bus-'));
@@ -32,6 +32,8 @@ async function bus(node: Node, members: readonly string[], options: Parameters<t
   buses.push(made);
   return made;
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 5_000;
@@ -136,6 +138,24 @@ describe('the node bus', () => {
       await home.close();
       await client.close();
     }
+  });
+
+  it('a wake-up from a node that does not home the topic is counted as a forgery; the home\'s wakes a tail', async () => {
+    const [a, b, c] = await cluster(3);
+    const members = [a!.name, c!.name];
+    const [onA, , onC] = [await bus(a!, members), await bus(b!, members), await bus(c!, members)];
+    const topic = topicHomedOn(c!.name, members, 'w');
+    expect(await onC.publish(topic, 'first')).toBe(1);
+    const items: BusItem[] = [];
+    onA.subscribe(topic, 2, (item) => items.push(item));
+    await sleep(200);
+    // b speaks for c's topic: a drops it.
+    b!.sendNamed(NODE_BUS_NAME, a!.name, ['wake', b!.name, topic]);
+    await until(() => onA.forgeries().wake === 1, 'the forgery counted');
+    // The home's own wake-up after a publish delivers (the poll is a minute away).
+    expect(await onC.publish(topic, 'second')).toBe(2);
+    await until(() => items.length === 1, 'the second message');
+    expect(items[0]).toMatchObject({ kind: 'message', seq: 2, payload: 'second' });
   });
 
   it('a node whose members differ is refused by the node it takes for a home: never two sequences of one topic', async () => {
