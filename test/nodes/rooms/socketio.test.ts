@@ -3,7 +3,8 @@
  * ports, each its own actor system, pool and bus (as two instances), and socket.io-client clients.
  * A broadcast from either server reaches the clients of both (to everyone and to a room); a client
  * whose transport drops and comes back is recovered (`socket.recovered`) with exactly the packets it
- * missed, from both servers, read back from the bus by sequence; one whose offset is past retention
+ * missed, from both servers, read back from the bus by sequence, on its server or the other one
+ * (sessions are shared on the bus); one whose offset is past retention
  * is not recovered, rather than handed a hole.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -121,6 +122,41 @@ describe('the Socket.IO adapter over the bus', () => {
       await until(() => onA.events.length === 8, 'the room after the recovery');
     } finally {
       for (const client of clients) client.socket.disconnect();
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('a client that comes back through the other server is recovered there: sessions are shared on the bus', { timeout: 30_000 }, async () => {
+    const [a, b] = [await ioInstance(), await ioInstance()];
+    try {
+      await until(async () => (await a.io.of('/').adapter.serverCount()) === 2 && (await b.io.of('/').adapter.serverCount()) === 2, 'two servers');
+      a.io.on('connection', (socket) => void socket.join('r'));
+      const client = await Client.connect(a.port);
+      try {
+        a.io.emit('news', 'before');
+        await until(() => client.events.length === 1, 'the first event');
+        const socket = [...a.io.sockets.sockets.values()][0]!;
+        const gone = new Promise<void>((resolve) => socket.once('disconnect', () => resolve()));
+        // The balancer sends it elsewhere next time.
+        (client.socket.io as unknown as { uri: string }).uri = `http://127.0.0.1:${b.port}`;
+        client.socket.io.engine.close();
+        await gone;
+        a.io.to('r').emit('news', 'missed from a');
+        await sleep(150);
+        b.io.emit('news', 'missed from b');
+        await new Promise<void>((resolve) => client.socket.once('connect', () => resolve()));
+        expect(client.socket.recovered).toBe(true);
+        await until(() => client.events.length === 3, 'the missed events');
+        expect(client.events).toEqual(['before', 'missed from a', 'missed from b']);
+        // Recovered on b with its rooms: a room broadcast from a reaches it there.
+        expect([...b.io.sockets.sockets.values()][0]!.rooms.has('r')).toBe(true);
+        a.io.to('r').emit('news', 'to r on b');
+        await until(() => client.events.length === 4, 'the room event on b');
+      } finally {
+        client.socket.disconnect();
+      }
+    } finally {
       await a.stop();
       await b.stop();
     }
