@@ -27,11 +27,13 @@ export interface MoloAdapterOptions extends ClusterAdapterOptions {
   readonly maxRecoveredPackets?: number;
   /** Sessions awaiting their client kept at most per namespace and server (default 100,000). */
   readonly maxSessions?: number;
+  /** How long a recovery waits for a session not yet here (it left through another server; default 1,000 ms; ceiling 10,000). */
+  readonly sessionWaitMs?: number;
   /** Where a broadcast the bus refused is logged (Socket.IO's emit cannot report it); none: not logged. */
   readonly logger?: Logger;
 }
 
-const KNOWN: readonly (keyof MoloAdapterOptions)[] = ['prefix', 'maxRecoveredPackets', 'maxSessions', 'logger', 'heartbeatInterval', 'heartbeatTimeout'];
+const KNOWN: readonly (keyof MoloAdapterOptions)[] = ['prefix', 'maxRecoveredPackets', 'maxSessions', 'sessionWaitMs', 'logger', 'heartbeatInterval', 'heartbeatTimeout'];
 const EVENT = 2;
 /** Not recoverable. Socket.IO's own adapters answer null, which its declaration of restoreSession leaves out. */
 const NONE = null as unknown as Session;
@@ -95,6 +97,7 @@ export function createMoloAdapter(bus: Bus, options: MoloAdapterOptions = {}): A
   if (!/^[A-Za-z0-9_][A-Za-z0-9_-]{0,31}$/.test(prefix)) throw new InvalidRoomOption('socketio.prefix', 'must be 1-32 letters, digits, _ or -');
   const maxRecovered = integer('maxRecoveredPackets', options.maxRecoveredPackets, 10_000, 100_000);
   const maxSessions = integer('maxSessions', options.maxSessions, 100_000, 1_000_000);
+  const sessionWaitMs = integer('sessionWaitMs', options.sessionWaitMs, 1_000, 10_000);
   const heartbeat = { heartbeatInterval: options.heartbeatInterval, heartbeatTimeout: options.heartbeatTimeout };
   const { ClusterAdapterWithHeartbeat: Base, Adapter } = adapterModule();
   // The in-memory adapter's broadcast: to this server's sockets only.
@@ -107,6 +110,8 @@ export function createMoloAdapter(bus: Bus, options: MoloAdapterOptions = {}): A
     /** Sessions of sockets gone with a recoverable reason, from any server of the namespace, oldest first. */
     readonly #sessions = new Map<string, { session: Persisted; at: number }>();
     readonly #maxDisconnection: number;
+    /** Recoveries waiting for a session still on its way from the server the socket left. */
+    readonly #waiting = new Map<string, (() => void)[]>();
     #closed = false;
 
     constructor(nsp: { name: string; server: { opts: { connectionStateRecovery?: { maxDisconnectionDuration?: number } } } }) {
@@ -166,6 +171,8 @@ export function createMoloAdapter(bus: Bus, options: MoloAdapterOptions = {}): A
     }
 
     override async restoreSession(pid: PrivateSessionId, offset: string): Promise<Session> {
+      // A client can come back through another server faster than its session's message gets there: wait a little.
+      if (!this.#sessions.has(pid)) await this.#arrival(pid);
       const kept = this.#sessions.get(pid);
       if (kept === undefined || kept.at + this.#maxDisconnection < Date.now()) return NONE;
       const from = Number(offset);
@@ -199,9 +206,28 @@ export function createMoloAdapter(bus: Bus, options: MoloAdapterOptions = {}): A
       localBroadcast.call(this, packet, { rooms: new Set(opts.rooms), except: new Set(opts.except), flags: opts.flags });
     }
 
+    #arrival(pid: string): Promise<void> {
+      if (this.#waiting.size >= 10_000 || typeof pid !== 'string') return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          const list = this.#waiting.get(pid)?.filter((w) => w !== done) ?? [];
+          if (list.length === 0) this.#waiting.delete(pid);
+          else this.#waiting.set(pid, list);
+          resolve();
+        }, sessionWaitMs);
+        this.#waiting.set(pid, [...(this.#waiting.get(pid) ?? []), done]);
+      });
+    }
+
     #keep(session: Persisted, at: number): void {
       this.#sessions.delete(session.pid);
       this.#sessions.set(session.pid, { session, at });
+      for (const done of this.#waiting.get(session.pid) ?? []) done();
+      this.#waiting.delete(session.pid);
       // Oldest first: the bound and the expiry both take from the front.
       for (const [pid, entry] of this.#sessions) {
         if (this.#sessions.size <= maxSessions && entry.at + this.#maxDisconnection >= at) break;

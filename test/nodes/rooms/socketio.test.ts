@@ -179,6 +179,8 @@ describe('the Socket.IO adapter over the bus', () => {
         await b.bus.enforceRetention();
         await new Promise<void>((resolve) => client.socket.once('connect', () => resolve()));
         expect(client.socket.recovered).toBe(false);
+        expect(() => createMoloAdapter(a.bus, { prefx: 'x' } as never)).toThrow(/did you mean prefix\?/);
+        expect(() => createMoloAdapter(a.bus, { sessionWaitMs: 60_000 })).toThrow(expect.objectContaining({ code: 'ROOM_INVALID_OPTION', option: 'socketio.sessionWaitMs' }));
       } finally {
         client.socket.disconnect();
       }
