@@ -12,6 +12,7 @@ import type { PostgresDatabase } from '../../data/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import { gapOf, type Bus, type BusItem, type BusMessage, type BusRead, type BusSubscription } from './bus.js';
 import { NodeBusClosed, NodeBusInvalidArgument } from './errors.js';
+import { Tail } from './tail.js';
 
 export interface PostgresBusOptions {
   /** Table prefix of the topic streams (default `molo_bus`); instances sharing a bus use the same one. */
@@ -33,73 +34,15 @@ export const BUS_DEFAULTS = Object.freeze({ pollIntervalMs: 1_000, retentionInte
 const KNOWN: readonly (keyof PostgresBusOptions)[] = ['table', 'retention', 'pollIntervalMs', 'retentionIntervalMs', 'maxSubscriptions', 'metrics', 'logger'];
 const TOPIC = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
-function integer(option: string, value: number | undefined, fallback: number, min: number, max: number): number {
+export function integer(option: string, value: number | undefined, fallback: number, min: number, max: number): number {
   const resolved = value ?? fallback;
   if (!Number.isInteger(resolved) || resolved < min || resolved > max) throw new NodeBusInvalidArgument(option, `must be an integer in ${min}..${max}`);
   return resolved;
 }
 
-function checkTopic(topic: unknown): string {
+export function checkTopic(topic: unknown): string {
   if (typeof topic !== 'string' || !TOPIC.test(topic)) throw new NodeBusInvalidArgument('topic', 'must be 1-128 letters, digits, _ . or -, not starting with . or -');
   return topic;
-}
-
-class Tail implements BusSubscription {
-  #pumping = false;
-  #again = false;
-  closed = false;
-
-  constructor(
-    readonly bus: PostgresBus,
-    readonly topic: string,
-    public nextSeq: number,
-    readonly handler: (item: BusItem) => void,
-  ) {}
-
-  unsubscribe(): void {
-    this.closed = true;
-    this.bus.forget(this);
-  }
-
-  /** Reads from the position until caught up; a wake-up during a read reads once more after it. */
-  async pump(): Promise<void> {
-    if (this.#pumping) {
-      this.#again = true;
-      return;
-    }
-    this.#pumping = true;
-    try {
-      for (;;) {
-        this.#again = false;
-        const read = await this.bus.read(this.topic, this.nextSeq, BUS_DEFAULTS.maxReadLimit);
-        if (this.closed) return;
-        if (read.gap !== undefined) {
-          this.nextSeq = read.gap.to + 1;
-          this.#deliver({ kind: 'gap', ...read.gap });
-        }
-        for (const message of read.messages) {
-          if (message.seq < this.nextSeq) continue;
-          this.nextSeq = message.seq + 1;
-          this.#deliver({ kind: 'message', ...message });
-        }
-        if (read.messages.length < BUS_DEFAULTS.maxReadLimit && !this.#again) return;
-      }
-    } catch (error) {
-      // The next wake-up or poll reads again from the same position: nothing is skipped.
-      if (!this.closed) this.bus.logger?.warn({ event: 'bus.read_failed', topic: this.topic, err: error }, 'bus subscription read failed');
-    } finally {
-      this.#pumping = false;
-    }
-  }
-
-  #deliver(item: BusItem): void {
-    if (this.closed) return;
-    try {
-      this.handler(item);
-    } catch (error) {
-      this.bus.logger?.error({ event: 'bus.handler_failed', topic: this.topic, err: error }, 'a bus subscriber threw');
-    }
-  }
 }
 
 export class PostgresBus implements Bus {

@@ -66,13 +66,14 @@ export class RoomsHub {
     return this.conns.size >= this.config.maxSockets;
   }
 
-  accept(transport: Transport, user: unknown): Connection {
+  /** A new socket; `token` (SSE) is sent in its hello, for the frames it POSTs. */
+  accept(transport: Transport, user: unknown, token?: string): Connection {
     const id = `${this.config.instance}-${(++this.#next).toString(36)}`;
     const { sendQueueMax, sendQueuePolicy: policy, joinRatePerSecond, messageRatePerSecond } = this.config;
     const conn = new Connection(id, user, transport, { sendQueueMax, policy, joinRatePerSecond, messageRatePerSecond }, this.counters);
     this.conns.set(id, conn);
     this.counters.accepted++;
-    conn.send({ t: 'hello', socket: id });
+    conn.send(token === undefined ? { t: 'hello', socket: id } : { t: 'hello', socket: id, token });
     return conn;
   }
 
@@ -199,6 +200,8 @@ export class RoomsHub {
   #room(room: string): RoomEntry {
     let entry = this.rooms.get(room);
     if (entry !== undefined) return entry;
+    // Each room with a bridge tails a topic, as does the direct-message bridge: the bus's topics are streams, capped.
+    if (this.rooms.size + 1 >= this.config.maxTopics) throw new RoomCapReached('rooms.maxTopics', this.config.maxTopics);
     const made: RoomEntry = { members: new Set(), ready: Promise.resolve(), stop: undefined };
     made.ready = (async () => {
       if (this.startBridge === undefined) throw new Error('rooms are not started');

@@ -7,3 +7,4 @@ export type { RoomsStatus } from './socket-server.js';
 export type { RoomPayload } from './hub.js';
 export { RoomErrorCode, InvalidRoomOption, RoomCapReached, RoomForbidden, RoomBadSeq, RoomBadFrame } from './errors.js';
 export { RoomsMetrics, roomsMetrics } from './metrics.js';
+export { createMoloAdapter, type MoloAdapterOptions } from './socketio-adapter.js';

@@ -31,7 +31,9 @@ export interface RoomsOptions {
   readonly maxSockets?: number;
   /** Rooms one socket is in at most (default 100; ceiling 10,000). */
   readonly maxRoomsPerSocket?: number;
-  /** Largest client frame (default 64 KiB; ceiling 1 MiB); a larger one closes the socket with 1009. */
+  /** Topics this instance tails at most: its room bridges and the direct-message topic (default and ceiling 1,024, the streams cap; at least 2). */
+  readonly maxTopics?: number;
+  /** Largest client frame (default 64 KiB; ceiling 1 MiB); a larger one closes the socket with 1009 `rooms.maxMessageBytes`. */
   readonly maxMessageBytes?: number;
   /** Joins per second one socket may make, with a burst of as many (default 20; ceiling 1,000). */
   readonly joinRatePerSecond?: number;
@@ -47,8 +49,8 @@ export interface RoomsOptions {
   readonly logger?: Logger;
 }
 
-export const ROOMS_CAPS = Object.freeze({ maxSockets: 1_000_000, maxRoomsPerSocket: 10_000, maxMessageBytes: 1_048_576, joinRatePerSecond: 1_000, messageRatePerSecond: 10_000, sendQueueMax: 100_000 });
-export const ROOMS_DEFAULTS = Object.freeze({ maxSockets: 10_000, maxRoomsPerSocket: 100, maxMessageBytes: 65_536, joinRatePerSecond: 20, messageRatePerSecond: 100, sendQueueMax: 1_000 });
+export const ROOMS_CAPS = Object.freeze({ maxSockets: 1_000_000, maxTopics: 1_024, maxRoomsPerSocket: 10_000, maxMessageBytes: 1_048_576, joinRatePerSecond: 1_000, messageRatePerSecond: 10_000, sendQueueMax: 100_000 });
+export const ROOMS_DEFAULTS = Object.freeze({ maxSockets: 10_000, maxTopics: 1_024, maxRoomsPerSocket: 100, maxMessageBytes: 65_536, joinRatePerSecond: 20, messageRatePerSecond: 100, sendQueueMax: 1_000 });
 
 export interface ResolvedRooms {
   readonly bus: Bus;
@@ -61,6 +63,7 @@ export interface ResolvedRooms {
   readonly presence: PresenceStore | undefined;
   readonly maxSockets: number;
   readonly maxRoomsPerSocket: number;
+  readonly maxTopics: number;
   readonly maxMessageBytes: number;
   readonly joinRatePerSecond: number;
   readonly messageRatePerSecond: number;
@@ -72,13 +75,13 @@ export interface ResolvedRooms {
 
 const KNOWN: readonly (keyof RoomsOptions)[] = [
   'bus', 'port', 'host', 'instance', 'topicPrefix', 'authenticate', 'authorize', 'presence', 'maxSockets', 'maxRoomsPerSocket',
-  'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'httpHandler', 'metrics', 'logger',
+  'maxTopics', 'maxMessageBytes', 'joinRatePerSecond', 'messageRatePerSecond', 'sendQueueMax', 'sendQueuePolicy', 'httpHandler', 'metrics', 'logger',
 ];
 
-function integer(option: keyof typeof ROOMS_CAPS, value: number | undefined): number {
+function integer(option: keyof typeof ROOMS_CAPS, value: number | undefined, min = 1): number {
   const resolved = value ?? ROOMS_DEFAULTS[option];
-  if (!Number.isInteger(resolved) || resolved < 1 || resolved > ROOMS_CAPS[option]) {
-    throw new InvalidRoomOption(`rooms.${option}`, `must be an integer in 1..${ROOMS_CAPS[option]}`);
+  if (!Number.isInteger(resolved) || resolved < min || resolved > ROOMS_CAPS[option]) {
+    throw new InvalidRoomOption(`rooms.${option}`, `must be an integer in ${min}..${ROOMS_CAPS[option]}`);
   }
   return resolved;
 }
@@ -106,6 +109,8 @@ export function resolveRooms(options: RoomsOptions): ResolvedRooms {
     presence: options.presence,
     maxSockets: integer('maxSockets', options.maxSockets),
     maxRoomsPerSocket: integer('maxRoomsPerSocket', options.maxRoomsPerSocket),
+    // The direct-message topic takes one: at least one room must fit.
+    maxTopics: integer('maxTopics', options.maxTopics, 2),
     maxMessageBytes: integer('maxMessageBytes', options.maxMessageBytes),
     joinRatePerSecond: integer('joinRatePerSecond', options.joinRatePerSecond),
     messageRatePerSecond: integer('messageRatePerSecond', options.messageRatePerSecond),

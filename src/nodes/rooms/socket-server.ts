@@ -5,8 +5,10 @@
  * authentication hook runs before a socket is accepted; the socket cap answers 503 naming it.
  * It also renews this instance's presence rows and sweeps expired ones.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { GenServer } from '../../behaviours/index.js';
 import type { Connection, Transport } from './connection.js';
@@ -26,6 +28,8 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
   #http: Server | undefined;
   #wss: WebSocketServer | undefined;
   #timers: NodeJS.Timeout[] = [];
+  /** Each SSE socket's token, sent in its hello: a POSTed frame must carry it, as well as the socket's session. */
+  readonly #sseTokens = new Map<string, Buffer>();
 
   constructor(
     private readonly hub: RoomsHub,
@@ -97,6 +101,9 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
         write: (text, done) => ws.send(text, () => done()),
         close: (code, reason) => ws.close(code, reason),
       };
+      // ws closes an oversized frame with a bare 1009 itself; the reason names the cap, as the other closes do.
+      const close = ws.close.bind(ws);
+      ws.close = (code?: number, reason?: string | Buffer) => close(code, code === 1009 && reason === undefined ? 'rooms.maxMessageBytes' : reason);
       const conn = this.hub.accept(transport, auth.user);
       ws.on('message', (data, isBinary) => {
         if (isBinary) return conn.close(1003, 'text frames only');
@@ -114,6 +121,7 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
       res.end(JSON.stringify({ ok: true, instance: this.hub.config.instance, sockets: this.hub.conns.size }));
       return;
     }
+    if (url.pathname === '/rooms/events/frame' && req.method === 'POST') return this.#postedFrame(req, res);
     if (url.pathname !== '/rooms/events' || req.method !== 'GET') {
       const handler = this.hub.config.httpHandler;
       if (handler !== undefined && (await handler(req, res))) return;
@@ -147,12 +155,70 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
       },
       close: () => res.end(),
     };
-    const conn: Connection = this.hub.accept(transport, auth.user);
-    req.on('close', () => this.hub.disconnect(conn));
+    const token = randomBytes(32);
+    const conn: Connection = this.hub.accept(transport, auth.user, token.toString('base64url'));
+    this.#sseTokens.set(conn.id, token);
+    req.on('close', () => {
+      this.#sseTokens.delete(conn.id);
+      this.hub.disconnect(conn);
+    });
     for (const room of (url.searchParams.get('rooms') ?? '').split(',').filter(Boolean)) {
       await this.hub.frame(conn, JSON.stringify({ t: 'join', room, since: positions.get(room) }));
     }
   }
+
+  /**
+   * `POST /rooms/events/frame` with `{ socket, token, t, room, since?, data? }`: a frame of an SSE
+   * socket (join, leave, publish) after it connected. It must come from the socket's session (the
+   * authentication hook answers the same user) and carry the token of the socket's hello; it then
+   * goes through the same checks, caps and rate limits as a WebSocket frame, its answer on the stream.
+   */
+  async #postedFrame(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const answer = (status: number, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { connection: 'close', ...headers }).end();
+    };
+    const auth = await this.#authenticate(req);
+    if (auth === undefined) return answer(401);
+    const max = this.hub.config.maxMessageBytes;
+    const body = await readBody(req, max + 1_024);
+    if (body === undefined || Buffer.byteLength(body) > max + 1_024) return answer(413, { 'x-molo-cap': 'rooms.maxMessageBytes' });
+    let frame: { socket?: unknown; token?: unknown; [key: string]: unknown };
+    try {
+      frame = JSON.parse(body) as typeof frame;
+      if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) throw new TypeError('not an object');
+    } catch {
+      return answer(400);
+    }
+    const { socket, token, ...rest } = frame;
+    const expected = typeof socket === 'string' ? this.#sseTokens.get(socket) : undefined;
+    const given = typeof token === 'string' ? Buffer.from(token, 'base64url') : undefined;
+    const conn = typeof socket === 'string' ? this.hub.conns.get(socket) : undefined;
+    if (expected === undefined || given === undefined || given.length !== expected.length || !timingSafeEqual(given, expected) || conn === undefined) return answer(403);
+    if (!isDeepStrictEqual(auth.user, conn.user)) return answer(403);
+    const text = JSON.stringify(rest);
+    // The cap is on the frame as a WebSocket would carry it, not on the envelope around it.
+    if (Buffer.byteLength(text) > max) return answer(413, { 'x-molo-cap': 'rooms.maxMessageBytes' });
+    answer(202);
+    await this.hub.frame(conn, text);
+  }
+}
+
+/** Reads a body of at most `max` bytes; undefined past it (the rest is not read). */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.removeAllListeners('data');
+        req.pause();
+        resolve(undefined);
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
 
 function parsePositions(text: string): Map<string, number> {

@@ -51,7 +51,7 @@ function lastOf(model: ModelClient, room: string): number {
   return last;
 }
 
-describe.each(['postgres', 'nats'] as const)('rooms model on the %s bus', (busKind) => {
+describe.each(['postgres', 'nats', 'node'] as const)('rooms model on the %s bus', (busKind) => {
   it('every client gets exactly the room’s sequence from its join point, gaps only past retention and reported', { timeout: 55_000 }, async () => {
     const instances: Instance[] = [];
     let run = 0;

@@ -49,7 +49,7 @@ async function connect(one: Instance, headers?: Record<string, string>): Promise
 }
 
 // The same scenarios on each bus implementation.
-describe.each(['postgres', 'nats'] as const)('rooms on the %s bus', (kind) => {
+describe.each(['postgres', 'nats', 'node'] as const)('rooms on the %s bus', (kind) => {
   beforeAll(() => {
     busKind = kind;
   });

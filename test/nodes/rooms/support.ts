@@ -2,10 +2,13 @@
  * Rooms test support: instances (each its own actor system and Postgres pool on one shared test
  * database, as separate app instances would be), and real `ws` clients that record every frame.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { ActorSystem } from '../../../src/actors/index.js';
 import { createPostgresPool, type PostgresDatabase } from '../../../src/data/index.js';
-import { natsBus, postgresBus, postgresPresence, startRooms, type Bus, type Rooms, type RoomsOptions } from '../../../src/nodes/index.js';
+import { natsBus, nodeBus, postgresBus, postgresPresence, startNode, startRooms, type Bus, type Node, type Rooms, type RoomsOptions } from '../../../src/nodes/index.js';
 import type { FreshDatabase } from '../../support/pg.js';
 import { testSystem } from '../../support/systems.js';
 
@@ -19,7 +22,15 @@ export interface Instance {
   stop(): Promise<void>;
 }
 
-export type BusKind = 'postgres' | 'nats';
+export type BusKind = 'postgres' | 'nats' | 'node';
+/**
+ * The node bus: the first instance started while none is running homes every topic (its own SQLite
+ * file, a fresh one each time), and the ones started after it connect to it. Tests stop all their
+ * instances between scenarios, so each scenario has a home of its own.
+ */
+let nodeHome: Node | undefined;
+const nodeBusDir = mkdtempSync(join(tmpdir(), 'molo-rooms-node-bus-'));
+let nodeBusFiles = 0;
 /** Per test process: NATS streams of one run never meet another run's. */
 const NATS_PREFIX = `MOLO_T${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 
@@ -29,11 +40,20 @@ export async function instance(
   options: Partial<RoomsOptions> & { retention?: { maxMsgs?: number }; presenceTtlMs?: number; busKind?: BusKind } = {},
 ): Promise<Instance> {
   const { retention, presenceTtlMs, busKind = 'postgres', ...rest } = options;
-  const system = testSystem({ node: name });
+  const node = busKind === 'node' ? await startNode({ name: `${name}@127.0.0.1:0`, secret: 'molo-test-rooms-secret-0123456789', system: { logger: false } }) : undefined;
+  const system = node?.system ?? testSystem({ node: name });
+  let home: Node | undefined;
+  if (node !== undefined) {
+    if (nodeHome === undefined) nodeHome = node;
+    else await node.connect(nodeHome.name);
+    home = nodeHome;
+  }
   const db = await createPostgresPool(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: fresh.database, min: 1, max: 4 });
   // Topic streams of another retention live under their own table (instances of one bus agree on it).
   const bus =
-    busKind === 'nats'
+    node !== undefined
+      ? await nodeBus(node, { members: [home!.name], file: home === node ? join(nodeBusDir, `bus-${nodeBusFiles++}.db`) : undefined, retention, pollIntervalMs: 200, retentionIntervalMs: 0 })
+      : busKind === 'nats'
       ? await natsBus({ prefix: retention === undefined ? NATS_PREFIX : `${NATS_PREFIX}_S`, retention })
       : await postgresBus(db, { pollIntervalMs: 200, retentionIntervalMs: 0, retention, table: retention === undefined ? undefined : 'molo_bus_short' });
   let rooms: Rooms;
@@ -43,6 +63,7 @@ export async function instance(
   } catch (error) {
     await bus.close();
     await db.close();
+    await stopNode(node);
     throw error;
   }
   return {
@@ -57,8 +78,15 @@ export async function instance(
       await rooms.stop();
       await bus.close();
       await db.close();
+      await stopNode(node);
     },
   };
+}
+
+async function stopNode(node: Node | undefined): Promise<void> {
+  if (node === undefined) return;
+  if (nodeHome === node) nodeHome = undefined;
+  await node.stop();
 }
 
 export interface Frame {
