@@ -188,8 +188,8 @@ async function moloLag(seconds: number): Promise<{ lags: number[]; rows: number;
   }
 }
 
-async function pgLag(seconds: number): Promise<{ lags: number[]; rows: number; ms: number }> {
-  const pair = await pgPair();
+async function pgLag(seconds: number, synchronousCommit: 'on' | 'off'): Promise<{ lags: number[]; rows: number; ms: number }> {
+  const pair = await pgPair(synchronousCommit);
   try {
     await pair.sub.query('ALTER SUBSCRIPTION s ENABLE');
     await pair.pub.query(`INSERT INTO items (id, body) VALUES (0, 'warm-up')`);
@@ -211,11 +211,13 @@ interface PgPair {
   readonly system: ActorSystem;
 }
 
-async function pgPair(): Promise<PgPair> {
+async function pgPair(synchronousCommit: 'on' | 'off' = 'off'): Promise<PgPair> {
   // Durability as close to SQLite's `synchronous=normal` in WAL mode as Postgres goes: commits are not
-  // flushed one by one (a crash of the machine may lose the last ones), the WAL is fsynced.
+  // flushed one by one (a crash of the machine may lose the last ones), the WAL is fsynced. With `off`
+  // the WAL sender waits for the WAL writer's flush (wal_writer_delay, 200 ms) before it sends a
+  // commit, which is most of the lag; the `lag` case also runs with `on`, Postgres's default.
   const cluster = await startCluster({
-    settings: { wal_level: 'logical', max_replication_slots: 10, max_wal_senders: 10, fsync: 'on', synchronous_commit: 'off', full_page_writes: 'on' },
+    settings: { wal_level: 'logical', max_replication_slots: 10, max_wal_senders: 10, fsync: 'on', synchronous_commit: synchronousCommit, full_page_writes: 'on' },
     trustSuperuser: 'postgres',
   });
   await cluster.psql('CREATE DATABASE pub; CREATE DATABASE sub;');
@@ -275,7 +277,7 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
   const selected = CASES.filter((name) => options.cases === undefined || options.cases.includes(name));
   const loadBefore = loadavg()[0]!;
   log(`replication suite (${mode}): ${selected.join(', ')}`);
-  const durability = { molo: 'SQLite synchronous=normal (WAL), both replicas', postgres: 'synchronous_commit=off, fsync=on, both databases' };
+  const durability = { molo: 'SQLite synchronous=normal (WAL), both replicas', postgres: 'synchronous_commit=off, fsync=on, both databases', 'postgres-sync': 'synchronous_commit=on, fsync=on, both databases' };
   const rows: Row[] = [];
   const table: string[][] = [];
   const ratios: string[] = [];
@@ -304,11 +306,11 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
       continue;
     }
     if (name === 'lag') {
-      const results: Partial<Record<'molo' | 'postgres', { p50: number; p99: number; rate: number }>> = {};
-      for (const impl of ['molo', 'postgres'] as const) {
+      const results: Partial<Record<'molo' | 'postgres' | 'postgres-sync', { p50: number; p99: number; rate: number }>> = {};
+      for (const impl of ['molo', 'postgres', 'postgres-sync'] as const) {
         log(`lag: ${impl}`);
         try {
-          const { lags, rows: n, ms } = await (impl === 'molo' ? moloLag(sizes.lagSeconds) : pgLag(sizes.lagSeconds));
+          const { lags, rows: n, ms } = await (impl === 'molo' ? moloLag(sizes.lagSeconds) : pgLag(sizes.lagSeconds, impl === 'postgres' ? 'off' : 'on'));
           const p50 = percentile(lags, 50);
           const p99 = percentile(lags, 99);
           results[impl] = { p50, p99, rate: rate(n, ms) };
@@ -322,6 +324,11 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
       if (results.molo !== undefined && results.postgres !== undefined) {
         rows.push({ case: name, impl: 'ratio', ops_per_s: null, p99_molo_over_postgres: Number((results.molo.p99 / results.postgres.p99).toFixed(3)), mode });
         ratios.push(`lag: molo p50 at ${(results.molo.p50 / results.postgres.p50).toFixed(2)}×, p99 at ${(results.molo.p99 / results.postgres.p99).toFixed(2)}× of Postgres logical replication (lower is better)`);
+      }
+      if (results.molo !== undefined && results['postgres-sync'] !== undefined) {
+        const sync = results['postgres-sync'];
+        rows.push({ case: name, impl: 'ratio-sync', ops_per_s: null, p99_molo_over_postgres_sync: Number((results.molo.p99 / sync.p99).toFixed(3)), mode });
+        ratios.push(`lag: molo p50 at ${(results.molo.p50 / sync.p50).toFixed(2)}×, p99 at ${(results.molo.p99 / sync.p99).toFixed(2)}× of Postgres with synchronous_commit=on`);
       }
       continue;
     }
