@@ -72,15 +72,12 @@ async function closeReplica(replica: MoloReplica): Promise<void> {
 
 const moloCount = async (replica: MoloReplica): Promise<number> => Number((await replica.db.query<{ n: number | bigint }>('SELECT count(*) AS n FROM items')).rows[0]!.n);
 
-async function moloCatchUp(n: number): Promise<number> {
+/** Two replicas in a fresh directory for `work`, closed and removed after. */
+async function withMoloPair<T>(work: (a: MoloReplica, b: MoloReplica) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'molo-bench-repl-'));
   const [a, b] = [await moloReplica('a', dir), await moloReplica('b', dir)];
   try {
-    for (let i = 0; i < n; i += 500) await a.orm.insertMany(Item, Array.from({ length: Math.min(500, n - i) }, (_, k) => ({ id: BigInt(i + k + 1), body: `row ${i + k}` })));
-    const started = performance.now();
-    await a.node.connect(b.node.name);
-    await until(async () => (await moloCount(b)) === n, 300_000);
-    return performance.now() - started;
+    return await work(a, b);
   } finally {
     await closeReplica(b);
     await closeReplica(a);
@@ -88,21 +85,30 @@ async function moloCatchUp(n: number): Promise<number> {
   }
 }
 
-async function moloLive(n: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'molo-bench-repl-'));
-  const [a, b] = [await moloReplica('a', dir), await moloReplica('b', dir)];
-  try {
+/** Connects the pair and waits until both run their replicators. */
+async function connected(a: MoloReplica, b: MoloReplica): Promise<void> {
+  await a.node.connect(b.node.name);
+  await until(async () => a.replication.stats().peers.length === 1 && b.replication.stats().peers.length === 1, 10_000);
+}
+
+function moloCatchUp(n: number): Promise<number> {
+  return withMoloPair(async (a, b) => {
+    for (let i = 0; i < n; i += 500) await a.orm.insertMany(Item, Array.from({ length: Math.min(500, n - i) }, (_, k) => ({ id: BigInt(i + k + 1), body: `row ${i + k}` })));
+    const started = performance.now();
     await a.node.connect(b.node.name);
-    await until(async () => a.replication.stats().peers.length === 1 && b.replication.stats().peers.length === 1, 10_000);
+    await until(async () => (await moloCount(b)) === n, 300_000);
+    return performance.now() - started;
+  });
+}
+
+function moloLive(n: number): Promise<number> {
+  return withMoloPair(async (a, b) => {
+    await connected(a, b);
     const started = performance.now();
     for (let i = 1; i <= n; i++) await a.orm.insert(Item, { id: BigInt(i), body: `row ${i}` });
     await until(async () => (await moloCount(b)) === n, 300_000);
     return performance.now() - started;
-  } finally {
-    await closeReplica(b);
-    await closeReplica(a);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 async function writerOverhead(n: number): Promise<{ withOplog: number; without: number }> {
@@ -170,22 +176,15 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function moloLag(seconds: number): Promise<{ lags: number[]; rows: number; ms: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'molo-bench-repl-'));
-  const [a, b] = [await moloReplica('a', dir), await moloReplica('b', dir)];
-  try {
-    await a.node.connect(b.node.name);
-    await until(async () => a.replication.stats().peers.length === 1 && b.replication.stats().peers.length === 1, 10_000);
-    return await steadyLag(
+function moloLag(seconds: number): Promise<{ lags: number[]; rows: number; ms: number }> {
+  return withMoloPair(async (a, b) => {
+    await connected(a, b);
+    return steadyLag(
       seconds,
       (from, to) => a.orm.insertMany(Item, Array.from({ length: to - from + 1 }, (_, k) => ({ id: BigInt(from + k), body: `row ${from + k}` }))).then(() => undefined),
       async () => Number((await b.db.query<{ m: number | bigint | null }>('SELECT max(id) AS m FROM items')).rows[0]!.m ?? 0),
     );
-  } finally {
-    await closeReplica(b);
-    await closeReplica(a);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 async function pgLag(seconds: number, synchronousCommit: 'on' | 'off'): Promise<{ lags: number[]; rows: number; ms: number }> {

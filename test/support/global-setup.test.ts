@@ -5,21 +5,10 @@
  * what to start.
  */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from './run-script.js';
 
-/** A port nothing listens on: bound by the OS, then released. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs setup() (and teardown() after a psql probe of what it exported) in a fresh process; prints one JSON line. */
 const SCRIPT = `
@@ -61,7 +50,7 @@ function runSetup(env: NodeJS.ProcessEnv): Promise<{ outcome: Outcome; stderr: s
 
 describe('the test setup on a machine without Postgres on MOLO_PG_PORT', () => {
   it('starts a throwaway server, exports where it is, and removes it at teardown', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const { outcome, stderr } = await runSetup({ MOLO_PG_HOST: '127.0.0.1', MOLO_PG_PORT: String(port), MOLO_PG_USER: 'postgres', MOLO_PG_NO_THROWAWAY: '' });
     expect(outcome, stderr).toMatchObject({ ok: true, answer: '42', env: { host: '127.0.0.1', user: 'postgres' } });
     expect(Number(outcome.env!.port)).not.toBe(port);
@@ -71,7 +60,7 @@ describe('the test setup on a machine without Postgres on MOLO_PG_PORT', () => {
   }, 60_000);
 
   it('fails within a second with one message saying what to start when no throwaway may be started', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const { outcome } = await runSetup({ MOLO_PG_HOST: '127.0.0.1', MOLO_PG_PORT: String(port), MOLO_PG_USER: 'postgres', MOLO_PG_NO_THROWAWAY: '1' });
     expect(outcome.ok).toBe(false);
     expect(outcome.ms).toBeLessThan(1_000);

@@ -5,73 +5,37 @@
  * same rows, the concurrent key resolved by its policy (last writer wins) on both. Skipped only
  * where `ip netns` is not permitted.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep } from '../../support/systems.js';
 import { forkPeer, until } from '../cluster-child.js';
+import { namespacePair, netnsPermitted } from '../netns.js';
 import { SECRET } from '../support.js';
 
-const tag = String((process.pid + 7) % 100_000);
-const ns = [`molo_ra_${tag}`, `molo_rb_${tag}`] as const;
-const veth = [`mra${tag}`, `mrb${tag}`] as const;
-const subnet = `10.214.${process.pid % 250}`;
-const ip = (...args: string[]): void => void execFileSync('ip', args, { stdio: 'pipe' });
-const inNs = (space: string, ...args: string[]): void => ip('netns', 'exec', space, 'ip', ...args);
-
-function netnsPermitted(): boolean {
-  const probe = `molo_rprobe_${tag}`;
-  try {
-    ip('netns', 'add', probe);
-    ip('netns', 'del', probe);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function removeNamespaces(): void {
-  for (const space of ns) {
-    try {
-      ip('netns', 'del', space);
-    } catch {
-      // Not made (or already gone).
-    }
-  }
-}
-
+const pair = namespacePair('rp', 214);
 let dir: string | undefined;
 afterEach(() => {
-  removeNamespaces();
+  pair.remove();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 type Rows = { count: number; digest: string };
 
-describe.skipIf(!netnsPermitted())('replication across a network partition', () => {
+describe.skipIf(!netnsPermitted('rp'))('replication across a network partition', () => {
   it('both sides write while cut off; after the heal both hold the same rows', async () => {
-    removeNamespaces();
     dir = mkdtempSync(join(tmpdir(), 'molo-repl-netns-'));
-    ip('netns', 'add', ns[0]);
-    ip('netns', 'add', ns[1]);
-    ip('link', 'add', veth[0], 'type', 'veth', 'peer', 'name', veth[1]);
-    for (const i of [0, 1] as const) {
-      ip('link', 'set', veth[i], 'netns', ns[i]);
-      inNs(ns[i], 'addr', 'add', `${subnet}.${i + 1}/24`, 'dev', veth[i]);
-      inNs(ns[i], 'link', 'set', veth[i], 'up');
-      inNs(ns[i], 'link', 'set', 'lo', 'up');
-    }
+    pair.create();
     const script = 'test/nodes/fixtures/replica-node.ts';
-    const a = await forkPeer(script, [`ra@${subnet}.1:0`, SECRET, join(dir, 'a.db')], ['ip', 'netns', 'exec', ns[0]]);
-    const b = await forkPeer(script, [`rb@${subnet}.2:0`, SECRET, join(dir, 'b.db')], ['ip', 'netns', 'exec', ns[1]]);
+    const a = await forkPeer(script, [`ra@${pair.address[0]}:0`, SECRET, join(dir, 'a.db')], pair.wrap(0));
+    const b = await forkPeer(script, [`rb@${pair.address[1]}:0`, SECRET, join(dir, 'b.db')], pair.wrap(1));
     await a.run('connect', b.name);
     await a.run('write', 1, 200, 'a', 50);
     await until(async () => (await b.run<Rows>('rows')).count === 200, 15_000);
 
     // The partition: both ends down; the link goes silent and is detected down.
-    for (const i of [0, 1] as const) inNs(ns[i], 'link', 'set', veth[i], 'down');
+    pair.cut();
     await until(async () => (await a.run<string[]>('nodes')).length === 0 && (await b.run<string[]>('nodes')).length === 0, 15_000);
     await a.run('write', 1_000, 1_099, 'a-cut', 50);
     await b.run('write', 2_000, 2_099, 'b-cut', 50);
@@ -82,7 +46,7 @@ describe.skipIf(!netnsPermitted())('replication across a network partition', () 
     expect((await a.run<Rows>('rows')).count).toBe(300);
 
     // Heal: a redials (it asked for b), both pull what the other wrote.
-    for (const i of [0, 1] as const) inNs(ns[i], 'link', 'set', veth[i], 'up');
+    pair.heal();
     await until(async () => (await a.run<Rows>('rows')).digest === (await b.run<Rows>('rows')).digest, 30_000);
     const rows = await a.run<Rows>('rows');
     expect(rows.count).toBe(399);

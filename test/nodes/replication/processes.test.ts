@@ -3,13 +3,13 @@
  * middle of catching up is restarted on the same file and name, resumes from the cursor it persisted
  * with the entries it applied (not from zero), and ends with exactly the writer's rows.
  */
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { forkPeer, until, type ClusterPeer } from '../cluster-child.js';
 import { SECRET } from '../support.js';
+import { freePort } from '../../support/ports.js';
 
 const SCRIPT = 'test/nodes/fixtures/replica-node.ts';
 let dir: string;
@@ -18,16 +18,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const replica = (name: string, file: string): Promise<ClusterPeer> => forkPeer(SCRIPT, [name, SECRET, join(dir, file)]);
 

@@ -7,7 +7,7 @@
  */
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../support/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,14 +32,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function startInstance(name: string, port: number): Promise<ChildProcess> {
   const child = fork(join('test/nodes/rooms/fixtures/instance.ts'), [fresh.database, name, String(port)], {
