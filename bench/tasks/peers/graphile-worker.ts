@@ -16,8 +16,22 @@ const LOCAL_QUEUE_SIZE = 500;
 const COMPLETE_BATCH_DELAY_MS = 1;
 const silent = new Logger(() => () => {});
 
+/**
+ * A pool with the error listeners graphile-worker asks for (on the pool, and on each client as it
+ * connects): without them, a connection the server ends (the bench database dropped at the end)
+ * is an unhandled 'error' event that kills the process.
+ */
+function guardedPool(connectionString: string, max: number, label: string): postgres.Pool {
+  const pool = new postgres.Pool({ connectionString, max });
+  const report = (error: Error): void => void process.stderr.write(`${label}: ${error.message}\n`);
+  pool.on('error', report);
+  pool.on('connect', (client) => client.on('error', report));
+  return pool;
+}
+
 export function graphileWorkerContender(pg: BenchServer | undefined): TaskContender {
   let utils: WorkerUtils | undefined;
+  let utilsPool: postgres.Pool | undefined;
   let round = 0;
   const identifier = (): string => `noop_${round}`;
   const connectionString = (): string => `postgres://${pg!.user}@${pg!.host}:${pg!.port}/${pg!.database}`;
@@ -27,8 +41,7 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
   // connection's 'terminating connection' as an unhandled 'error' event.
   const workers = (concurrency: number): WorkerControl<{ runner: Runner; pool: postgres.Pool }> => ({
     async start(events) {
-      const pool = new postgres.Pool({ connectionString: connectionString(), max: concurrency + 2 });
-      pool.on('error', (error: Error) => process.stderr.write(`graphile-worker pool: ${error.message}\n`));
+      const pool = guardedPool(connectionString(), concurrency + 2, 'graphile-worker pool');
       const runner = await run({
         pgPool: pool,
         concurrency,
@@ -52,7 +65,8 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
     completion: "'job:success', then no job of the round left in graphile_worker.jobs",
     async open() {
       if (pg === undefined) throw new Error('postgres unavailable');
-      utils = await makeWorkerUtils({ connectionString: connectionString(), logger: silent });
+      utilsPool = guardedPool(connectionString(), 4, 'graphile-worker utils pool');
+      utils = await makeWorkerUtils({ pgPool: utilsPool, logger: silent });
       await utils.migrate();
     },
     durability: () => postgresDurability(pg!),
@@ -70,6 +84,8 @@ export function graphileWorkerContender(pg: BenchServer | undefined): TaskConten
     async close() {
       await utils?.release();
       utils = undefined;
+      await utilsPool?.end();
+      utilsPool = undefined;
     },
   };
 }
