@@ -140,8 +140,12 @@ export class PullReplicator extends GenServer<'status', PullStatus, never, PullI
 
   async #catchUp(): Promise<void> {
     this.#state = 'catching-up';
+    // One pull ahead: the next batch is asked for (after this one's last sequence) while this one
+    // applies, so the peer's read and the transfer overlap the local apply.
+    let pending: Promise<unknown> | undefined;
     for (;;) {
-      const raw = await this.service.call(this.peer, 'pull', [this.#cursor], this.options.callTimeoutMs);
+      const raw = await (pending ?? this.#pull(this.#cursor));
+      pending = undefined;
       const answer = checkPullAnswer(raw);
       if (answer === undefined) throw new PeerProtocolError(`malformed pull answer from ${this.peer}`);
       if ('failed' in answer) throw new PeerProtocolError(`${this.peer} could not answer the pull: ${answer.failed}`);
@@ -155,6 +159,12 @@ export class PullReplicator extends GenServer<'status', PullStatus, never, PullI
         this.#head = Math.max(this.#cursor, answer.head);
         return;
       }
+      const last = answer.entries.at(-1)!.seq;
+      if (last < this.#head) {
+        pending = this.#pull(last);
+        // Settled on every path: a prefetch left behind must not become an unhandled rejection.
+        pending.catch(() => undefined);
+      }
       const before = this.#cursor;
       await this.#apply(answer.entries);
       if (this.#cursor === before) {
@@ -164,8 +174,14 @@ export class PullReplicator extends GenServer<'status', PullStatus, never, PullI
         return;
       }
       this.#publish();
-      if (this.#cursor >= this.#head) return;
+      // The prefetched batch follows `last`; if the apply stopped short of it, ask again from the cursor.
+      if (this.#cursor !== last) pending = undefined;
+      if (this.#cursor >= this.#head && pending === undefined) return;
     }
+  }
+
+  #pull(afterSeq: number): Promise<unknown> {
+    return this.service.call(this.peer, 'pull', [afterSeq], this.options.callTimeoutMs);
   }
 
   async #apply(entries: readonly OplogEntry[]): Promise<void> {
