@@ -202,14 +202,30 @@ export class Oplog implements OplogSource {
     return stamped;
   }
 
-  /** The timestamp of each key's last accepted writer (what a new local write builds on). */
+  /** The timestamp of each key's last accepted writer (what a new local write builds on): per model, 400 keys a statement. */
   private async lastWriters(q: Queryable, entries: readonly PendingEntry[], ctx?: DataContext): Promise<Map<string, string>> {
     const out = new Map<string, string>();
+    const byModel = new Map<string, Set<string>>();
     for (const e of entries) {
-      const id = `${e.model}\u0000${e.key}`;
-      if (out.has(id)) continue;
-      const row = (await q.query<{ ts: string; instance: string }>(`SELECT ts, instance FROM _molo_replica_keys WHERE model = $1 AND key = $2`, [e.model, e.key], ctx)).rows[0];
-      if (row !== undefined) out.set(id, writerId(row.ts, row.instance));
+      let keys = byModel.get(e.model);
+      if (keys === undefined) byModel.set(e.model, (keys = new Set()));
+      keys.add(e.key);
+    }
+    const PER = 400;
+    for (const [model, keySet] of byModel) {
+      const keys = [...keySet];
+      for (let start = 0; start < keys.length; start += PER) {
+        const chunk = keys.slice(start, start + PER);
+        const rows = (
+          await q.query<{ key: string; ts: string; instance: string }>(
+            `SELECT key, ts, instance FROM _molo_replica_keys WHERE model = $1 AND key IN (${chunk.map((_, i) => `$${i + 2}`).join(', ')})`,
+            [model, ...chunk],
+            ctx,
+            { maxRows: chunk.length },
+          )
+        ).rows;
+        for (const row of rows) out.set(`${model}\u0000${row.key}`, writerId(row.ts, row.instance));
+      }
     }
     return out;
   }
