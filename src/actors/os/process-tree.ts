@@ -128,13 +128,47 @@ function marked(needle: Buffer): number[] {
   for (const entry of entries) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/environ`).includes(needle)) found.push(pid);
-    } catch {
-      // Gone meanwhile, or another user's.
-    }
+    if (environOf(pid)?.includes(needle) === true) found.push(pid);
   }
   return found;
+}
+
+/** PF_KTHREAD in /proc/<pid>/stat's flags: a kernel thread, whose environment is always empty. */
+const KERNEL_THREAD_FLAG = 0x00200000;
+/** How often, 1 ms apart, an empty environment of a live process is read again. */
+const EXEC_SETTLE_READS = 20;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * The environment of `pid`, undefined when gone or unreadable. A process in the middle of `execve`
+ * (a `sh` exec'ing its command) reads as empty for a moment: measured here, 1 read in 100 right
+ * after a spawn. Its marker would be missed, and the process would escape the kill, so an empty read
+ * of a live user process is read again until the exec has settled.
+ */
+function environOf(pid: number): Buffer | undefined {
+  for (let read = 0; ; read++) {
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      return undefined; // Gone meanwhile, or another user's.
+    }
+    if (environ.length > 0 || read >= EXEC_SETTLE_READS || !liveUserProcess(pid)) return environ;
+    Atomics.wait(pause, 0, 0, 1);
+  }
+}
+
+/** Neither a zombie (whose environment is gone for good) nor a kernel thread. */
+function liveUserProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = fields[0];
+    const flags = Number(fields[6]);
+    return state !== 'Z' && state !== 'X' && (flags & KERNEL_THREAD_FLAG) === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** One process tree: spawn its leader with `spawnArgs` and `env`, `kill` it whole, `release` it at the end. */
