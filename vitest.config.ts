@@ -8,9 +8,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
-    // Vitest's default on 2 cores is one worker (cores - 1). Three at a time ran the suite in
-    // 1,021 s and 1,108 s here, but one run had a flaky failure (test/actors/placement/
-    // hostile-hosts.test.ts, process garbage: `noproc` instead of the host-death reason) that must
-    // be made robust before files run in parallel in CI.
+    // Two files at a time on this 2-core machine (Vitest's default is cores - 1 = one): 814 s
+    // against 1,096 s one at a time, measured 2026-12-07. Three at a time gained little more
+    // (the suite is CPU-bound), and the flakes two at a time surfaced were fixed first
+    // (process-tree.ts's mid-exec environment read, the getting-started example's EPIPE).
+    maxWorkers: 2,
   },
 });

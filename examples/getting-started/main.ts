@@ -47,8 +47,10 @@ void app.node.stopped.then(async (result) => {
   await new Promise<void>((resolve) => {
     if (peer.exitCode !== null || peer.signalCode !== null) return resolve();
     peer.once('exit', () => resolve());
-    if (peer.connected) peer.send('stop');
-    else peer.kill('SIGTERM');
+    // A Ctrl-C reaches the peer too (same process group): its channel may close under the send.
+    const terminate = () => peer.kill('SIGTERM');
+    if (peer.connected) peer.send('stop', (error) => error && terminate());
+    else terminate();
   });
   rmSync(dir, { recursive: true, force: true });
   console.log(`stopped (${result.trigger}, clean: ${result.clean}); peer stopped too`);
