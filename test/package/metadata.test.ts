@@ -31,3 +31,14 @@ describe('package.json engines', () => {
     expect((major === 20 && minor >= 19) || major > 22 || (major === 22 && minor >= 12)).toBe(true);
   });
 });
+
+describe('package.json peers', () => {
+  // The rooms' Socket.IO adapter loads socket.io-adapter beside the app's socket.io (socketio-adapter.ts):
+  // an optional peer, so apps without Socket.IO install nothing extra and npm warns on a wrong major.
+  it('declares socket.io 4.8 as an optional peer, matching the version the tests run', () => {
+    const manifest = pkg as unknown as { peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }>; devDependencies: Record<string, string> };
+    expect(manifest.peerDependencies['socket.io']).toBe('^4.8.0');
+    expect(manifest.peerDependenciesMeta['socket.io']?.optional).toBe(true);
+    expect(manifest.devDependencies['socket.io']).toMatch(/^4\.8\./);
+  });
+});
