@@ -1,5 +1,5 @@
 /**
- * The Socket.IO adapter over a real Postgres bus: two Socket.IO servers in this process on two
+ * The Socket.IO adapter over a real bus (Postgres; the first scenario also on NATS and the node bus): two Socket.IO servers in this process on two
  * ports, each its own actor system, pool and bus (as two instances), and socket.io-client clients.
  * A broadcast from either server reaches the clients of both (to everyone and to a room); a client
  * whose transport drops and comes back is recovered (`socket.recovered`) with exactly the packets it
@@ -12,10 +12,10 @@ import type { AddressInfo } from 'node:net';
 import { Server } from 'socket.io';
 import { io as connect, type Socket as ClientSocket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresPool, type PostgresDatabase } from '../../../src/data/index.js';
-import { createMoloAdapter, postgresBus, type PostgresBus } from '../../../src/nodes/index.js';
+import { createMoloAdapter, type Bus } from '../../../src/nodes/index.js';
 import { freshDatabase, type FreshDatabase } from '../../support/pg.js';
-import { sleep, testSystem } from '../../support/systems.js';
+import { sleep } from '../../support/systems.js';
+import { instance, type BusKind } from './support.js';
 
 let fresh: FreshDatabase;
 beforeAll(() => {
@@ -26,25 +26,28 @@ afterAll(() => fresh.drop());
 interface IoInstance {
   readonly io: Server;
   readonly port: number;
-  readonly bus: PostgresBus;
+  readonly bus: Bus;
+  /** One retention pass (Postgres); JetStream evicts as it stores. */
+  retain(): Promise<void>;
   stop(): Promise<void>;
 }
 
-async function ioInstance(retention?: { maxMsgs: number }): Promise<IoInstance> {
-  const system = testSystem();
-  const db: PostgresDatabase = await createPostgresPool(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: fresh.database, min: 1, max: 4 });
-  const bus = await postgresBus(db, { pollIntervalMs: 200, retentionIntervalMs: 0, retention, table: retention === undefined ? undefined : 'molo_bus_short' });
+let instances = 0;
+
+/** A Socket.IO server over a bus of `kind` (support.ts's instance: its own system, pool and bus). */
+async function ioInstance(kind: BusKind = 'postgres', retention?: { maxMsgs: number }): Promise<IoInstance> {
+  const base = await instance(fresh, `io${++instances}`, { busKind: kind, retention });
   const http: HttpServer = createServer();
-  const io = new Server(http, { adapter: createMoloAdapter(bus, { heartbeatInterval: 200 }), connectionStateRecovery: { maxDisconnectionDuration: 30_000 } });
+  const io = new Server(http, { adapter: createMoloAdapter(base.bus, { heartbeatInterval: 200 }), connectionStateRecovery: { maxDisconnectionDuration: 30_000 } });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', () => resolve()));
   return {
     io,
     port: (http.address() as AddressInfo).port,
-    bus,
+    bus: base.bus,
+    retain: () => base.retain(),
     async stop() {
       await io.close();
-      await bus.close();
-      await db.close();
+      await base.stop();
     },
   };
 }
@@ -74,8 +77,9 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
 }
 
 describe('the Socket.IO adapter over the bus', () => {
-  it('a broadcast reaches the clients of both servers; a client that drops briefly is recovered with exactly what it missed', { timeout: 30_000 }, async () => {
-    const [a, b] = [await ioInstance(), await ioInstance()];
+  // The adapter speaks only the Bus interface: the same scenario on each bus a deployment can pick.
+  it.each(['postgres', 'nats', 'node'] as const)('on the %s bus: a broadcast reaches the clients of both servers; a client that drops briefly is recovered with exactly what it missed', { timeout: 30_000 }, async (kind) => {
+    const [a, b] = [await ioInstance(kind), await ioInstance(kind)];
     const clients: Client[] = [];
     try {
       // Each server has heard the other's heartbeat: both tail the bus.
@@ -163,7 +167,7 @@ describe('the Socket.IO adapter over the bus', () => {
   });
 
   it('a client whose missed packets are past retention is not recovered, and gets a fresh session', { timeout: 30_000 }, async () => {
-    const [a, b] = [await ioInstance({ maxMsgs: 2 }), await ioInstance({ maxMsgs: 2 })];
+    const [a, b] = [await ioInstance('postgres', { maxMsgs: 2 }), await ioInstance('postgres', { maxMsgs: 2 })];
     try {
       await until(async () => (await a.io.of('/').adapter.serverCount()) === 2, 'two servers');
       const client = await Client.connect(a.port);
@@ -176,7 +180,7 @@ describe('the Socket.IO adapter over the bus', () => {
         await gone;
         for (let i = 1; i <= 5; i++) b.io.emit('news', i);
         await sleep(300);
-        await b.bus.enforceRetention();
+        await b.retain();
         await new Promise<void>((resolve) => client.socket.once('connect', () => resolve()));
         expect(client.socket.recovered).toBe(false);
         expect(() => createMoloAdapter(a.bus, { prefx: 'x' } as never)).toThrow(/did you mean prefix\?/);
