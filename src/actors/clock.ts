@@ -28,6 +28,32 @@ export const systemClock: Clock = {
   refTimer: (timer) => void (timer as NodeJS.Timeout).ref(),
 };
 
+/** A repeating timer on `clock` (re-armed after each run, so a slow callback never overlaps itself). */
+export interface ClockInterval {
+  cancel(): void;
+}
+
+/** Runs `callback` every `periodMs` on `clock`; unref'd where the clock supports it, so it never holds the process open. */
+export function clockInterval(clock: Clock, periodMs: number, callback: () => void): ClockInterval {
+  let timer: ClockTimer | undefined;
+  let cancelled = false;
+  const arm = (): void => {
+    timer = clock.setTimer(() => {
+      if (cancelled) return;
+      arm();
+      callback();
+    }, periodMs);
+    clock.unrefTimer?.(timer);
+  };
+  arm();
+  return {
+    cancel: () => {
+      cancelled = true;
+      if (timer !== undefined) clock.clearTimer(timer);
+    },
+  };
+}
+
 interface SimulatedTimer {
   readonly due: number;
   readonly seq: number;

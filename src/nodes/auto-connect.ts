@@ -10,6 +10,7 @@
  * at once; so no input makes the node open unbounded connections or retry in a storm.
  */
 import { exponentialBackoff } from '../actors/backoff.js';
+import type { ClockTimer } from '../actors/clock.js';
 import type { CallRequest } from '../actors/messages.js';
 import type { ExitReason } from '../actors/exit.js';
 import type { MonitorRef, Ref } from '../actors/ref.js';
@@ -78,7 +79,7 @@ interface Op {
 interface Pending {
   readonly ops: Op[];
   bytes: number;
-  readonly timer: NodeJS.Timeout;
+  readonly timer: ClockTimer;
 }
 
 interface Backoff {
@@ -140,7 +141,7 @@ export class AutoConnect implements Router {
     const { backoffMinMs, backoffMaxMs } = this.settings;
     const delay = exponentialBackoff({ baseMs: backoffMinMs, capMs: backoffMaxMs, jitter: [0.75, 1.25] }, failures - 1);
     this.#backoff.delete(node);
-    this.#backoff.set(node, { failures, until: Date.now() + delay });
+    this.#backoff.set(node, { failures, until: this.system.clock.now() + delay });
     if (this.#backoff.size > MAX_BACKOFF_ENTRIES) this.#backoff.delete(this.#backoff.keys().next().value!);
     for (const op of entry.ops) op.run(this.unreachable, cause);
   }
@@ -155,7 +156,7 @@ export class AutoConnect implements Router {
     const entry = this.#pending.get(node);
     if (entry === undefined) return undefined;
     this.#pending.delete(node);
-    clearTimeout(entry.timer);
+    this.system.clock.clearTimer(entry.timer);
     return entry;
   }
 
@@ -169,7 +170,7 @@ export class AutoConnect implements Router {
     const { enabled, allow } = this.settings;
     if (!enabled || this.#stopped || node === this.host.name || (allow !== undefined && !allow.has(node))) return undefined;
     const backoff = this.#backoff.get(node);
-    if (backoff !== undefined && Date.now() < backoff.until) {
+    if (backoff !== undefined && this.system.clock.now() < backoff.until) {
       this.#counts.backedOff++;
       return undefined;
     }
@@ -182,8 +183,8 @@ export class AutoConnect implements Router {
       this.#counts.limited++;
       return 'limited';
     }
-    const timer = setTimeout(() => this.failed(node), this.settings.attemptMs);
-    timer.unref();
+    const timer = this.system.clock.setTimer(() => this.failed(node), this.settings.attemptMs);
+    this.system.clock.unrefTimer?.(timer);
     const entry: Pending = { ops: [], bytes: 0, timer };
     this.#pending.set(node, entry);
     this.#counts.attempts++;

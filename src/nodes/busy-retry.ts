@@ -4,6 +4,7 @@
  * last (twice our own deadline). Meanwhile `connect` waiters keep waiting.
  */
 import { exponentialBackoff } from '../actors/backoff.js';
+import type { Clock, ClockTimer } from '../actors/clock.js';
 
 export interface BusyRetryOptions {
   readonly handshakeTimeoutMs: number;
@@ -14,7 +15,7 @@ export interface BusyRetryOptions {
 interface Retrying {
   readonly since: number;
   attempts: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
 }
 
 export class BusyRetry {
@@ -24,11 +25,12 @@ export class BusyRetry {
   constructor(
     readonly options: BusyRetryOptions,
     readonly dial: (node: string) => void,
+    readonly clock: Clock,
   ) {}
 
   /** `node` said busy: true if another attempt is scheduled, false once the retry window is over. */
   retry(node: string): boolean {
-    const now = Date.now();
+    const now = this.clock.now();
     let state = this.#nodes.get(node);
     if (state === undefined) this.#nodes.set(node, (state = { since: now, attempts: 0, timer: undefined }));
     if (now - state.since > 2 * this.options.handshakeTimeoutMs) {
@@ -39,23 +41,29 @@ export class BusyRetry {
     const delay = exponentialBackoff({ baseMs: reconnectMinMs, capMs: reconnectMaxMs, jitter: [0.5, 1] }, state.attempts);
     state.attempts++;
     const retrying = state;
-    clearTimeout(retrying.timer);
-    retrying.timer = setTimeout(() => {
+    this.#clear(retrying);
+    retrying.timer = this.clock.setTimer(() => {
       retrying.timer = undefined;
       this.dial(node);
     }, delay);
-    retrying.timer.unref();
+    this.clock.unrefTimer?.(retrying.timer);
     return true;
   }
 
   /** The node linked, or failed for another reason: no more busy retries for it. */
   forget(node: string): void {
-    clearTimeout(this.#nodes.get(node)?.timer);
+    const state = this.#nodes.get(node);
+    if (state !== undefined) this.#clear(state);
     this.#nodes.delete(node);
   }
 
   stop(): void {
-    for (const state of this.#nodes.values()) clearTimeout(state.timer);
+    for (const state of this.#nodes.values()) this.#clear(state);
     this.#nodes.clear();
+  }
+
+  #clear(state: Retrying): void {
+    if (state.timer !== undefined) this.clock.clearTimer(state.timer);
+    state.timer = undefined;
   }
 }

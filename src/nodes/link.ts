@@ -10,6 +10,7 @@
  * `sendQueueBytes`, beyond which the link is closed: signals are never silently lost.
  */
 import type { Socket } from 'node:net';
+import { clockInterval, type Clock, type ClockInterval } from '../actors/clock.js';
 import type { MoloError } from '../actors/errors.js';
 import { FrameLink } from '../actors/placement/frame-link.js';
 import type { SendMode } from '../actors/placement/frame-link.js';
@@ -46,14 +47,16 @@ export class NodeLink {
   readonly frames: FrameLink;
   readonly router: PeerRouter;
   readonly queueBytes: number;
-  readonly upAt = Date.now();
+  /** Wall-clock time the link came up, on the system's clock. */
+  readonly upAt: number;
   /** Sends dropped by the full policy, calls refused, links closed by it. */
   fullDrops = 0;
   #down = false;
-  readonly #heartbeat: NodeJS.Timeout;
+  readonly #clock: Clock;
+  readonly #heartbeat: ClockInterval;
   #lastRead = 0;
   #lastWritten = 0;
-  #silentSince = Date.now();
+  #silentSince: number;
 
   constructor(
     readonly socket: Socket,
@@ -65,6 +68,10 @@ export class NodeLink {
     refs: RefTable,
     attribution: PeerAttribution,
   ) {
+    // Heartbeats and silence follow the system's clock, so a SimulatedClock alone drives detection in tests.
+    this.#clock = system.clock;
+    this.upAt = this.#clock.wallNow();
+    this.#silentSince = this.#clock.now();
     // Both sides use the smaller queue, so each side's receive check matches the other's send budget.
     this.queueBytes = Math.min(settings.sendQueueBytes, info.sendQueueBytes);
     const maxRecordBytes = HEADER_BYTES + settings.maxFrameBytes;
@@ -90,8 +97,7 @@ export class NodeLink {
     socket.on('error', () => this.close('closed'));
     socket.on('close', () => this.close('closed'));
     const interval = Math.max(50, Math.floor(settings.detectionMs / 4));
-    this.#heartbeat = setInterval(() => this.#tick(), interval);
-    this.#heartbeat.unref();
+    this.#heartbeat = clockInterval(this.#clock, interval, () => this.#tick());
   }
 
   get isDown(): boolean {
@@ -115,7 +121,7 @@ export class NodeLink {
   }
 
   #tick(): void {
-    const now = Date.now();
+    const now = this.#clock.now();
     const read = this.frames.bytesRead;
     if (read !== this.#lastRead) {
       this.#lastRead = read;
@@ -149,7 +155,7 @@ export class NodeLink {
   close(reason: DownReason): void {
     if (this.#down) return;
     this.#down = true;
-    clearInterval(this.#heartbeat);
+    this.#heartbeat.cancel();
     this.frames.close();
     if (reason === 'stopped' || reason === 'disconnect') {
       // Orderly: what was written still reaches the peer; a peer that never reads is cut after a second.

@@ -7,6 +7,7 @@
  */
 import { isIP, type AddressInfo, type Server, type Socket } from 'node:net';
 import { exponentialBackoff } from '../actors/backoff.js';
+import type { ClockTimer } from '../actors/clock.js';
 import { ActorSystem } from '../actors/system.js';
 import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
@@ -43,7 +44,7 @@ export type NodeEventMessage =
 
 interface Wanted {
   attempts: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
 }
 
 interface Waiter {
@@ -129,7 +130,7 @@ export class Node {
       info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
-    this.#busy = new BusyRetry(options, (node) => void this.#dial(node));
+    this.#busy = new BusyRetry(options, (node) => void this.#dial(node), system.clock);
     this.#acceptor = new Acceptor(server, options, {
       stopped: () => this.#stopped,
       refused: (error) => this.#refused(error),
@@ -183,7 +184,7 @@ export class Node {
   /** Closes the link to `node` (its actors see `noconnection`) and stops reconnecting to it. */
   disconnect(node: string): void {
     const wanted = this.#wanted.get(node);
-    if (wanted?.timer !== undefined) clearTimeout(wanted.timer);
+    if (wanted?.timer !== undefined) this.system.clock.clearTimer(wanted.timer);
     this.#wanted.delete(node);
     this.#links.get(node)?.close('disconnect');
   }
@@ -276,7 +277,7 @@ export class Node {
     let closed!: () => void;
     // Set first: the system's shutdown below calls back here (through the remote router).
     this.#closed = new Promise<void>((resolve) => (closed = resolve));
-    for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) clearTimeout(wanted.timer);
+    for (const wanted of this.#wanted.values()) if (wanted.timer !== undefined) this.system.clock.clearTimer(wanted.timer);
     this.#wanted.clear();
     this.#busy.stop();
     this.#acceptor.close();
@@ -315,11 +316,11 @@ export class Node {
     // Jittered, so nodes that lost each other do not redial in lockstep; never past the cap.
     const delay = Math.min(reconnectMaxMs, exponentialBackoff({ baseMs: reconnectMinMs, capMs: reconnectMaxMs, jitter: [0.75, 1.25] }, wanted.attempts));
     wanted.attempts++;
-    wanted.timer = setTimeout(() => {
+    wanted.timer = this.system.clock.setTimer(() => {
       wanted.timer = undefined;
       void this.#dial(node);
     }, delay);
-    wanted.timer.unref();
+    this.system.clock.unrefTimer?.(wanted.timer);
   }
 
   async #dial(node: string): Promise<void> {
@@ -355,7 +356,7 @@ export class Node {
   ): Promise<void> {
     let timedOut = false;
     // The deadline covers connecting too.
-    const timer = setTimeout(() => {
+    const timer = this.system.clock.setTimer(() => {
       timedOut = true;
       socket.destroy();
     }, this.#options.handshakeTimeoutMs);
@@ -384,7 +385,7 @@ export class Node {
       if (error instanceof HandshakeRefused && entry?.closedBy === undefined) this.#refused(error);
       throw error;
     } finally {
-      clearTimeout(timer);
+      this.system.clock.clearTimer(timer);
       if (entry !== undefined) this.#acceptor.release(entry);
     }
   }
