@@ -13,6 +13,7 @@
  * exponential backoff, reporting itself unhealthy while it cannot.
  */
 import type { Registry } from 'prom-client';
+import { clockInterval, systemClock, type Clock, type ClockInterval, type ClockTimer } from '../actors/clock.js';
 import type { Logger } from '../telemetry/index.js';
 import { remainingMs, type DataContext } from './context.js';
 import type { DriverConnection, Connector } from './driver.js';
@@ -32,6 +33,8 @@ export interface PoolOptions<C extends DriverConnection> {
   readonly logger?: Logger;
   /** Runs on every new connection before it is used (re-LISTEN after a reconnect, say). */
   readonly onConnect?: (conn: C) => Promise<void> | void;
+  /** Checkout and ready timeouts, reconnect backoff, idle and lifetime reaping follow it (the system's clock). */
+  readonly clock?: Clock;
 }
 
 /** A connection checked out for one caller; `release` hands it back (or drops it when it broke). */
@@ -56,7 +59,7 @@ class Slot<C extends DriverConnection> {
 interface Waiter<C extends DriverConnection> {
   resolve(lease: Lease<C>): void;
   reject(error: unknown): void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ClockTimer;
 }
 
 /**
@@ -66,7 +69,7 @@ interface Waiter<C extends DriverConnection> {
 interface ReadyWaiter {
   resolve(): void;
   reject(error: unknown): void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ClockTimer;
   readonly untilConnected: boolean;
 }
 
@@ -97,8 +100,9 @@ export class Pool<C extends DriverConnection> {
   private failedAttempts = 0;
   private warnedReason: string | undefined = undefined;
   private reconnectDelay: number;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly reaper: ReturnType<typeof setInterval>;
+  private reconnectTimer: ClockTimer | undefined;
+  private readonly reaper: ClockInterval;
+  private readonly clock: Clock;
 
   constructor(options: PoolOptions<C>) {
     this.name = options.name;
@@ -108,8 +112,8 @@ export class Pool<C extends DriverConnection> {
     this.metrics = dataMetrics(options.metrics);
     this.logger = options.logger;
     this.reconnectDelay = this.config.reconnectInitialMs;
-    this.reaper = setInterval(() => this.reap(), this.config.reapIntervalMs);
-    this.reaper.unref();
+    this.clock = options.clock ?? systemClock;
+    this.reaper = clockInterval(this.clock, this.config.reapIntervalMs, () => this.reap());
   }
 
   /**
@@ -154,7 +158,7 @@ export class Pool<C extends DriverConnection> {
         untilConnected,
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: this.clock.setTimer(() => {
           this.readyWaiters.splice(this.readyWaiters.indexOf(waiter), 1);
           reject(this.unreachable(timeoutMs) ?? new AcquireTimeout(timeoutMs));
         }, timeoutMs),
@@ -181,7 +185,7 @@ export class Pool<C extends DriverConnection> {
     }
     if (best === undefined || best.conn.inFlight > 0) this.grow();
     if (best === undefined) return undefined;
-    const now = Date.now();
+    const now = this.clock.wallNow();
     // A connection idle long enough to have died quietly is pinged before it carries statements again.
     if (best.conn.inFlight === 0 && now - best.lastUsed > this.config.probeAfterIdleMs) {
       this.probe(best);
@@ -222,7 +226,7 @@ export class Pool<C extends DriverConnection> {
     slot.probe = slot.conn.ping({ timeoutMs: this.config.acquireTimeoutMs }).then(
       () => {
         slot.probe = undefined;
-        slot.lastUsed = Date.now();
+        slot.lastUsed = this.clock.wallNow();
         return true;
       },
       () => {
@@ -241,7 +245,7 @@ export class Pool<C extends DriverConnection> {
   /** Checks out a connection for one caller alone. */
   acquire(ctx?: DataContext): Promise<Lease<C>> {
     if (this.closed) return Promise.reject(new PoolClosed());
-    const now = Date.now();
+    const now = this.clock.wallNow();
     for (const slot of this.slots) {
       if (slot.leased || slot.probe !== undefined || slot.conn.inFlight > 0 || !slot.conn.open) continue;
       return this.checkout(slot, now, ctx);
@@ -255,12 +259,13 @@ export class Pool<C extends DriverConnection> {
       this.metrics?.poolExhausted.inc({ pool: this.name });
       return Promise.reject(new PoolExhausted(this.config.maxWaiters));
     }
-    const timeoutMs = Math.min(this.config.acquireTimeoutMs, remainingMs(ctx, now));
+    // A caller's deadline is on the epoch scale of Date.now (DataContext); the wait itself is on the pool's clock.
+    const timeoutMs = Math.min(this.config.acquireTimeoutMs, remainingMs(ctx));
     return new Promise<Lease<C>>((resolve, reject) => {
       const waiter: Waiter<C> = {
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: this.clock.setTimer(() => {
           const index = this.waiters.indexOf(waiter);
           if (index >= 0) this.waiters.splice(index, 1);
           this.metrics?.poolAcquireTimeouts.inc({ pool: this.name });
@@ -284,10 +289,10 @@ export class Pool<C extends DriverConnection> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.reaper);
-    if (this.reconnectTimer !== undefined) clearTimeout(this.reconnectTimer);
+    this.reaper.cancel();
+    if (this.reconnectTimer !== undefined) this.clock.clearTimer(this.reconnectTimer);
     for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
-      clearTimeout(waiter.timer);
+      this.clock.clearTimer(waiter.timer);
       waiter.reject(new PoolClosed());
     }
     await Promise.all(this.slots.splice(0).map((slot) => slot.conn.close().catch(() => undefined)));
@@ -316,7 +321,7 @@ export class Pool<C extends DriverConnection> {
         if (released) return;
         released = true;
         slot.leased = false;
-        slot.lastUsed = Date.now();
+        slot.lastUsed = this.clock.wallNow();
         if (!slot.conn.open || this.expired(slot, slot.lastUsed)) this.drop(slot);
         else if (this.waiters.length > 0) this.handOff(slot);
       },
@@ -335,7 +340,7 @@ export class Pool<C extends DriverConnection> {
   private handOff(slot: Slot<C>): void {
     const waiter = this.waiters.shift();
     if (waiter === undefined) return;
-    clearTimeout(waiter.timer);
+    this.clock.clearTimer(waiter.timer);
     waiter.resolve(this.lease(slot));
   }
 
@@ -371,7 +376,7 @@ export class Pool<C extends DriverConnection> {
       this.connectFailed(error);
       return;
     }
-    const slot = new Slot(conn, Date.now());
+    const slot = new Slot(conn, this.clock.wallNow());
     this.slots.push(slot);
     if (this.failedAttempts > 0) {
       this.logger?.info({ event: 'pool.connected', pool: this.name, failedAttempts: this.failedAttempts }, 'pool connected after failed attempts');
@@ -387,7 +392,7 @@ export class Pool<C extends DriverConnection> {
     });
     this.updateGauges();
     for (const waiter of this.readyWaiters.splice(0)) {
-      clearTimeout(waiter.timer);
+      this.clock.clearTimer(waiter.timer);
       waiter.resolve();
     }
     if (this.waiters.length > 0) this.handOff(slot);
@@ -418,7 +423,7 @@ export class Pool<C extends DriverConnection> {
     if (isPermanent(error)) {
       // No retry fixes these: whoever waits for a connection learns why now, not at its timeout.
       for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
-        clearTimeout(waiter.timer);
+        this.clock.clearTimer(waiter.timer);
         waiter.reject(error);
       }
       this.updateGauges();
@@ -426,7 +431,7 @@ export class Pool<C extends DriverConnection> {
       // A ready() that asked for no timeout of its own wanted the attempt's outcome: this is it.
       for (const waiter of this.readyWaiters.filter((w) => !w.untilConnected)) {
         this.readyWaiters.splice(this.readyWaiters.indexOf(waiter), 1);
-        clearTimeout(waiter.timer);
+        this.clock.clearTimer(waiter.timer);
         waiter.reject(this.attemptFailed(error));
       }
     }
@@ -443,13 +448,13 @@ export class Pool<C extends DriverConnection> {
       this.logger?.debug(fields, 'pool could not connect again');
     }
     if (this.closed || this.reconnectTimer !== undefined) return;
-    this.reconnectTimer = setTimeout(() => {
+    this.reconnectTimer = this.clock.setTimer(() => {
       this.reconnectTimer = undefined;
       this.ensure();
       // ensure() opens nothing when the pool is full of live connections; the failure is then over.
       if (this.connecting === 0) this.lastConnectError = undefined;
     }, this.reconnectDelay);
-    this.reconnectTimer.unref();
+    this.clock.unrefTimer?.(this.reconnectTimer);
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.config.reconnectMaxMs);
   }
 
@@ -474,7 +479,7 @@ export class Pool<C extends DriverConnection> {
 
   /** Closes idle connections above `min` and idle ones past their lifetime. */
   private reap(): void {
-    const now = Date.now();
+    const now = this.clock.wallNow();
     // Shared statements on the fast path do not wake waiters when they finish; this tick does.
     if (this.waiters.length > 0) this.wakeWaiter();
     for (const slot of [...this.slots]) {

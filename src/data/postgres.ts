@@ -118,6 +118,7 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
   );
   const pool = new Pool<PgConnection>({
     name,
+    clock: system.clock,
     config: poolConfig,
     metrics,
     logger,

@@ -166,7 +166,7 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
   }
 
   async #refreshInfo(): Promise<void> {
-    const now = Date.now();
+    const now = this.ctx.system.clock.now();
     if (now - this.#infoAt < INFO_INTERVAL_MS) return;
     this.#infoAt = now;
     const info = await this.#options.store.consumerInfo(this.#options.stream, this.#options.consumer);
@@ -207,7 +207,9 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
     const stopping = this.#stopping.signal;
     const onExit = (): void => controller.abort(stopping.reason);
     stopping.addEventListener('abort', onExit, { once: true });
-    const timer = setTimeout(() => controller.abort(new Error(`handler ran past ${this.#handlerTimeoutMs} ms`)), this.#handlerTimeoutMs);
+    // The handler's deadline is on the system's clock, as the delivery deadline in the store is.
+    const clock = this.ctx.system.clock;
+    const timer = clock.setTimer(() => controller.abort(new Error(`handler ran past ${this.#handlerTimeoutMs} ms`)), this.#handlerTimeoutMs);
     this.#inFlight++;
     try {
       await Promise.race([
@@ -218,7 +220,7 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
     } catch (error) {
       return error ?? new Error('handler failed');
     } finally {
-      clearTimeout(timer);
+      clock.clearTimer(timer);
       stopping.removeEventListener('abort', onExit);
       this.#inFlight--;
     }

@@ -15,6 +15,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exponentialBackoff } from '../../actors/backoff.js';
+import { clockInterval, type ClockInterval } from '../../actors/clock.js';
 import type { DownMessage, MonitorRef, Ref } from '../../actors/index.js';
 import { GenServer, Supervisor } from '../../behaviours/index.js';
 import { RuntimeTracer, type TelemetrySpan } from '../../telemetry/index.js';
@@ -78,7 +79,7 @@ export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<Tas
   readonly #stopping = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
+  #heartbeat: ClockInterval | undefined;
   #maintainedAt = Number.NEGATIVE_INFINITY;
   #infoAt = Number.NEGATIVE_INFINITY;
   readonly #tracer = new RuntimeTracer();
@@ -118,7 +119,8 @@ export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<Tas
     }
     const configured = (queue as { config?: (name: string) => Promise<{ heartbeatMs: number }> }).config;
     const heartbeatMs = options.heartbeatMs ?? (configured === undefined ? 15_000 : (await configured.call(queue, options.queue)).heartbeatMs);
-    this.#heartbeat = setInterval(() => void this.#renew(), heartbeatMs);
+    // Renewals, lease expiry passes and the drain deadline follow the system's clock, as the queue's lease times do.
+    this.#heartbeat = clockInterval(this.ctx.system.clock, heartbeatMs, () => void this.#renew());
     this.#offGlobal = options.global?.onRelease(() => this.#dispatch());
     // Killed (no terminate): the loop and timers must not outlive the actor and lease for nobody.
     this.ctx.signal.addEventListener('abort', () => this.#halt(), { once: true });
@@ -321,7 +323,7 @@ export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<Tas
 
   /** Expired leases of the queue back to it (at most once per poll interval), and the gauges. */
   async #maintain(): Promise<void> {
-    const now = Date.now();
+    const now = this.ctx.system.clock.now();
     const { queue, options } = this.pool;
     if (now - this.#maintainedAt >= options.pollMs) {
       this.#maintainedAt = now;
@@ -362,7 +364,7 @@ export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<Tas
   #halt(): void {
     this.#stopping.abort();
     this.#wake?.();
-    clearInterval(this.#heartbeat);
+    this.#heartbeat?.cancel();
     clearTimeout(this.#startTimer);
     clearImmediate(this.#dispatchSoon);
     this.#offGlobal?.();
@@ -375,17 +377,18 @@ export class TaskFetcherServer extends GenServer<TaskFetcherCall, ReturnType<Tas
     this.#offGlobal?.();
     // Never started: given back at once, so another instance can take them while this one drains.
     for (const task of this.#buffer.splice(0)) this.#settler.push({ id: task.envelope.id, leaseToken: task.leaseToken, outcome: { kind: 'released' } });
-    const deadline = Date.now() + this.pool.drainMs;
-    while (this.#inFlight.size > 0 && Date.now() < deadline) {
+    const clock = this.ctx.system.clock;
+    const deadline = clock.now() + this.pool.drainMs;
+    while (this.#inFlight.size > 0 && clock.now() < deadline) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now())));
+        const timer = clock.setTimer(resolve, Math.min(50, Math.max(1, deadline - clock.now())));
         this.#wake = () => {
-          clearTimeout(timer);
+          clock.clearTimer(timer);
           resolve();
         };
       });
     }
-    clearInterval(this.#heartbeat);
+    this.#heartbeat?.cancel();
     clearTimeout(this.#startTimer);
     clearImmediate(this.#dispatchSoon);
     for (const flight of [...this.#inFlight.values()]) {

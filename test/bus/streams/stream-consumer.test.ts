@@ -4,7 +4,7 @@
  * `streams` section with lag and pending, and retention draining a backlog in bounded passes.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Ref } from '../../../src/actors/index.js';
+import { SimulatedClock, type Ref } from '../../../src/actors/index.js';
 import { Admin } from '../../../src/admin/index.js';
 import { GenServer, Supervisor } from '../../../src/behaviours/index.js';
 import { StreamConsumer, StreamRetention, type Delivery, type SqlStreamStore } from '../../../src/bus/index.js';
@@ -95,6 +95,34 @@ describe.each(STREAM_BACKENDS)('StreamConsumer on $name', (backend) => {
     await eventually(() => aborted.length === 2, 5_000, 'stop abort');
     const info = await store.consumerInfo('s', 'c');
     expect(info.pending).toBe(2);
+  });
+
+  it('on a simulated clock, the handler timeout fires when the clock passes it, not in real time', async () => {
+    const clock = new SimulatedClock();
+    const system = testSystem({ clock });
+    const aborted: string[] = [];
+    const ref = await StreamConsumer.start(system, {
+      store,
+      stream: 's',
+      consumer: 'c',
+      handlerTimeoutMs: 1_000,
+      backoff: { initialMs: 60_000 },
+      handler: (d, signal) =>
+        new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted.push(`${d.seq}:${String((signal.reason as Error).message ?? signal.reason)}`);
+            resolve();
+          });
+        }),
+    });
+    await store.publish('s', Buffer.from('slow'));
+    await eventuallyAsync(async () => (await StreamConsumer.status(system, ref)).inFlight === 1, 5_000, 'handler running');
+    await sleep(1_300);
+    expect(aborted).toEqual([]);
+    await clock.advanceAsync(1_000);
+    await eventually(() => aborted.length === 1, 2_000, 'timeout abort');
+    expect(aborted[0]).toMatch(/^1:handler ran past 1000 ms/);
+    await GenServer.stop(system, ref, 'shutdown');
   });
 
   it('crashes after repeated store failures; the supervisor restarts it', async () => {
