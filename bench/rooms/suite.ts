@@ -4,10 +4,11 @@
  * to one or the other; every broadcast is one server-side call on A. Cases:
  * - `fanout`: N clients, half on A and half on B, all in one room. A burst of M broadcasts from A,
  *   timed from the first call until every client has received every message: deliveries/s (N × M ÷
- *   that time), the median of a few rounds. Then a steady, moderate rate for a few seconds: each
- *   delivery's latency from the broadcast call to the client's handler, p50 and p99.
+ *   that time), the median round. Then a steady, moderate rate (its share of a few seconds per
+ *   round): each delivery's latency from the broadcast call to the client's handler, p50 and p99.
  * - `cross_instance_latency`: one client on B; A broadcasts, waits until the client has the message,
- *   then the next: round trips/s, and each one's latency (p50, p99).
+ *   then the next: round trips/s (median round), and each one's latency (p50, p99).
+ * Rounds are interleaved across systems (see measureAll).
  * Every figure is printed with what the system promised about the broadcast (durable or not).
  */
 import { loadavg } from 'node:os';
@@ -18,7 +19,7 @@ import { moloRooms, socketIoMolo, socketIoPostgres, socketIoRedis, type Payload,
 
 const CASES = ['fanout', 'cross_instance_latency'] as const;
 const SIZES = {
-  full: { clients: 200, messages: 1_000, rounds: 3, steadyRate: 100, steadySeconds: 5, pings: 500, timeoutMs: 120_000 },
+  full: { clients: 200, messages: 1_000, rounds: 5, steadyRate: 50, steadySeconds: 5, pings: 500, timeoutMs: 120_000 },
   quick: { clients: 4, messages: 50, rounds: 1, steadyRate: 50, steadySeconds: 0.2, pings: 10, timeoutMs: 10_000 },
 } as const;
 type Sizes = (typeof SIZES)[keyof typeof SIZES];
@@ -131,66 +132,52 @@ async function steady(system: RoomsSystem, deliveries: Deliveries, clients: numb
   return { latencies, messages };
 }
 
-async function fanout(system: RoomsSystem, sizes: Sizes, mode: string): Promise<Row> {
+/** What one system gathers over the rounds of one case. */
+interface Tally {
+  readonly rates: number[];
+  readonly latencies: number[];
+  steadyMessages: number;
+  error: string | undefined;
+}
+
+const tally = (): Tally => ({ rates: [], latencies: [], steadyMessages: 0, error: undefined });
+
+/** One round of `fanout`: a burst (deliveries/s), then its share of the steady run's latencies. */
+async function fanoutRound(system: RoomsSystem, sizes: Sizes, into: Tally): Promise<void> {
   const n = sizes.clients;
   const sides: Side[] = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 'a' : 'b'));
   const deliveries = new Deliveries(n);
   await system.connect(sides, deliveries.onMessage);
   try {
     await warmUp(system, deliveries, n, sizes);
-    const rates: number[] = [];
-    for (let round = 0; round < sizes.rounds; round++) {
-      const seconds = await burstRound(system, deliveries, n, sizes.messages, sizes.timeoutMs);
-      rates.push((n * sizes.messages) / seconds);
-      log(`${system.impl}: fanout round ${round + 1}: ${Math.round((n * sizes.messages) / seconds).toLocaleString('en-US')} deliveries/s (load ${loadavg()[0]!.toFixed(1)})`);
-    }
-    const { latencies, messages } = await steady(system, deliveries, n, sizes.steadyRate, sizes.steadySeconds, sizes.timeoutMs);
-    const fields = roundFields(rates);
-    return {
-      case: 'fanout',
-      impl: system.impl,
-      ...fields,
-      clients: n,
-      messages: sizes.messages,
-      msgs_per_s: Math.round(fields.ops_per_s / n),
-      steady_rate_msgs_per_s: sizes.steadyRate,
-      steady_deliveries: latencies.length,
-      steady_messages: messages,
-      p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-      p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-      durability: system.durability,
-      mode,
-    };
+    const seconds = await burstRound(system, deliveries, n, sizes.messages, sizes.timeoutMs);
+    into.rates.push((n * sizes.messages) / seconds);
+    const { latencies, messages } = await steady(system, deliveries, n, sizes.steadyRate, sizes.steadySeconds / sizes.rounds, sizes.timeoutMs);
+    into.latencies.push(...latencies);
+    into.steadyMessages += messages;
+    log(`${system.impl}: fanout ${Math.round(into.rates.at(-1)!).toLocaleString('en-US')} deliveries/s, steady p50 ${percentile(latencies, 50).toFixed(1)} ms (load ${loadavg()[0]!.toFixed(1)})`);
   } finally {
     deliveries.stop();
     await system.disconnect();
   }
 }
 
-async function crossInstance(system: RoomsSystem, sizes: Sizes, mode: string): Promise<Row> {
+/** One round of `cross_instance_latency`: its share of the pings, one at a time from A to a client on B. */
+async function crossRound(system: RoomsSystem, sizes: Sizes, into: Tally): Promise<void> {
   const deliveries = new Deliveries(1);
   await system.connect(['b'], deliveries.onMessage);
   try {
     await warmUp(system, deliveries, 1, sizes);
-    const latencies: number[] = [];
+    const pings = Math.ceil(sizes.pings / sizes.rounds);
     const started = performance.now();
-    for (let i = 0; i < sizes.pings; i++) {
+    for (let i = 0; i < pings; i++) {
       const got = deliveries.next(1, sizes.timeoutMs);
       const sent = payload(deliveries.round, i);
       await Promise.all([got, system.broadcast(sent)]);
-      latencies.push(performance.now() - sent.t);
+      into.latencies.push(performance.now() - sent.t);
     }
-    const seconds = (performance.now() - started) / 1_000;
-    return {
-      case: 'cross_instance_latency',
-      impl: system.impl,
-      ops_per_s: Math.round(sizes.pings / seconds),
-      messages: sizes.pings,
-      p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-      p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-      durability: system.durability,
-      mode,
-    };
+    into.rates.push(pings / ((performance.now() - started) / 1_000));
+    log(`${system.impl}: cross_instance_latency ${Math.round(into.rates.at(-1)!).toLocaleString('en-US')} round trips/s (load ${loadavg()[0]!.toFixed(1)})`);
   } finally {
     deliveries.stop();
     await system.disconnect();
@@ -204,32 +191,80 @@ async function settingsOf(pg: BenchServer | undefined): Promise<Settings> {
   };
 }
 
-/** One system: open, its cases, closed whatever happened. Unavailable (open failed): rows say why. */
-async function measure(system: RoomsSystem, cases: readonly string[], sizes: Sizes, mode: string): Promise<{ rows: Row[]; failed: boolean }> {
-  const rows: Row[] = [];
+/**
+ * Rounds interleaved across systems: each round opens every system in turn (fresh servers,
+ * connections and clients), runs its share of each case, and closes it, so a machine whose load
+ * changes during the run weighs on every system alike. A system that cannot open on the first
+ * round is unavailable (its rows say why); a case that fails keeps its error and runs no more.
+ */
+async function measureAll(systems: readonly RoomsSystem[], cases: readonly string[], sizes: Sizes, mode: string): Promise<{ rows: Row[]; failed: boolean }> {
+  const tallies = new Map(systems.map((system) => [system.impl, new Map(cases.map((name) => [name, tally()]))]));
+  const unavailable = new Map<string, string>();
   let failed = false;
-  try {
-    log(`${system.impl}: opening (${system.what})`);
-    try {
-      await system.open();
-    } catch (error) {
-      const why = `${system.impl} unavailable: ${messageOf(error)}`;
-      log(why);
-      return { rows: cases.map((name) => ({ case: name, impl: system.impl, ops_per_s: null, unavailable: why, mode })), failed: false };
-    }
-    for (const name of cases) {
-      log(`${system.impl}: ${name}`);
+  for (let round = 0; round < sizes.rounds; round++) {
+    log(`round ${round + 1} of ${sizes.rounds}`);
+    for (const system of systems) {
+      if (unavailable.has(system.impl)) continue;
       try {
-        rows.push(await (name === 'fanout' ? fanout(system, sizes, mode) : crossInstance(system, sizes, mode)));
+        try {
+          await system.open();
+        } catch (error) {
+          if (round > 0) throw error;
+          const why = `${system.impl} unavailable: ${messageOf(error)}`;
+          log(why);
+          unavailable.set(system.impl, why);
+          continue;
+        }
+        for (const name of cases) {
+          const into = tallies.get(system.impl)!.get(name)!;
+          if (into.error !== undefined) continue;
+          try {
+            await (name === 'fanout' ? fanoutRound(system, sizes, into) : crossRound(system, sizes, into));
+          } catch (error) {
+            failed = true;
+            into.error = messageOf(error);
+            log(`${system.impl} ${name} FAILED: ${into.error}`);
+          }
+        }
       } catch (error) {
         failed = true;
-        log(`${system.impl} ${name} FAILED: ${messageOf(error)}`);
-        rows.push({ case: name, impl: system.impl, ops_per_s: null, error: messageOf(error), durability: system.durability, mode });
+        for (const into of tallies.get(system.impl)!.values()) into.error ??= `open failed on round ${round + 1}: ${messageOf(error)}`;
+        log(`${system.impl} FAILED: ${messageOf(error)}`);
+      } finally {
+        await system.close().catch((error: unknown) => log(`${system.impl} close failed: ${messageOf(error)}`));
       }
     }
-  } finally {
-    await system.close().catch((error: unknown) => log(`${system.impl} close failed: ${messageOf(error)}`));
-    log(`${system.impl}: closed`);
+  }
+  const rows: Row[] = [];
+  for (const name of cases) {
+    for (const system of systems) {
+      const why = unavailable.get(system.impl);
+      const into = tallies.get(system.impl)!.get(name)!;
+      if (why !== undefined) rows.push({ case: name, impl: system.impl, ops_per_s: null, unavailable: why, mode });
+      else if (into.error !== undefined || into.rates.length === 0) rows.push({ case: name, impl: system.impl, ops_per_s: null, error: into.error ?? 'no rounds', durability: system.durability, mode });
+      else {
+        const fields = roundFields(into.rates);
+        const latency = { p50_ms: Number(percentile(into.latencies, 50).toFixed(2)), p99_ms: Number(percentile(into.latencies, 99).toFixed(2)) };
+        rows.push(
+          name === 'fanout'
+            ? {
+                case: name,
+                impl: system.impl,
+                ...fields,
+                clients: sizes.clients,
+                messages: sizes.messages,
+                msgs_per_s: Math.round(fields.ops_per_s / sizes.clients),
+                steady_rate_msgs_per_s: sizes.steadyRate,
+                steady_messages: into.steadyMessages,
+                steady_deliveries: into.latencies.length,
+                ...latency,
+                durability: system.durability,
+                mode,
+              }
+            : { case: name, impl: system.impl, ...fields, messages: into.latencies.length, ...latency, durability: system.durability, mode },
+        );
+      }
+    }
   }
   return { rows, failed };
 }
@@ -254,8 +289,9 @@ function report(rows: readonly Row[], ratioRows: readonly Row[], sizes: Sizes): 
     table,
     '',
     `fanout: deliveries/s of a burst of ${sizes.messages.toLocaleString('en-US')} broadcasts to ${sizes.clients} clients (half per instance), until the last client has the last one;`,
-    `  p50/p99: broadcast call → client handler at a steady ${sizes.steadyRate} broadcasts/s for ${sizes.steadySeconds} s. ${ROUNDS_NOTE}`,
-    `cross_instance_latency: round trips/s of one broadcast at a time from A to one client on B; p50/p99 of each.`,
+    `  p50/p99: broadcast call → client handler at a steady ${sizes.steadyRate} broadcasts/s, ${sizes.steadySeconds} s in all. ${ROUNDS_NOTE}`,
+    `cross_instance_latency: round trips/s of one broadcast at a time from A to one client on B (${sizes.pings} in all); p50/p99 of each.`,
+    `${sizes.rounds} round(s), interleaved: each round opens every system in turn (fresh servers, clients, warm-up) and closes it.`,
     '',
     'Ratios (Molo ÷ peer, deliveries/s or round trips/s, higher is better):',
     ...ratioLines(ratioRows, 22),
@@ -283,11 +319,9 @@ async function run(options: SuiteOptions): Promise<SuiteResult> {
       socketIoRedis(settings),
       socketIoPostgres(pg, settings),
     ];
-    for (const system of systems) {
-      const outcome = await measure(system, cases, sizes, mode);
-      rows.push(...outcome.rows);
-      failed ||= outcome.failed;
-    }
+    const outcome = await measureAll(systems, cases, sizes, mode);
+    rows.push(...outcome.rows);
+    failed = outcome.failed;
   });
   const ratioRows = cases.map((name) => ratioRow(rows, name, MOLOS, PEERS));
   const header = suiteHeader('rooms', options.quick, 'Postgres, Redis and nats-server -js', loadBefore, [

@@ -22,6 +22,7 @@ import { createPostgresPool, type PostgresDatabase } from '../../src/data/index.
 import { createMoloAdapter, natsBus, nodeBus, postgresBus, startNode, startRooms, type Bus, type Node, type Rooms } from '../../src/nodes/index.js';
 import type { BenchServer } from '../data/server.js';
 import { REDIS_HOST, REDIS_PORT } from '../kv/redis.js';
+import { benchLog, messageOf } from '../suite.js';
 
 /** What every broadcast carries: its round, its index and when it was sent (performance.now()). */
 export interface Payload {
@@ -307,8 +308,9 @@ export function socketIoRedis(settings: Settings): RoomsSystem {
       const { createAdapter } = await import('@socket.io/redis-adapter');
       const pub = new Redis({ host: REDIS_HOST, port: REDIS_PORT });
       const sub = pub.duplicate();
-      pub.on('error', () => undefined);
-      sub.on('error', () => undefined);
+      // ioredis reconnects by itself; an error is still worth a line (a figure without B's deliveries would be a lie).
+      pub.on('error', (error) => benchLog(`socketio-redis: publisher: ${messageOf(error)}`));
+      sub.on('error', (error) => benchLog(`socketio-redis: subscriber: ${messageOf(error)}`));
       return ioServer(createAdapter(pub, sub, { key }), async () => {
         await pub.quit().catch(() => pub.disconnect());
         await sub.quit().catch(() => sub.disconnect());
