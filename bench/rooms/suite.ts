@@ -206,6 +206,7 @@ async function measureAll(systems: readonly RoomsSystem[], cases: readonly strin
     for (const system of systems) {
       if (unavailable.has(system.impl)) continue;
       try {
+        if (round === 0) log(`${system.impl}: ${system.what}`);
         try {
           await system.open();
         } catch (error) {
