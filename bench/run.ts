@@ -12,12 +12,13 @@ import { nodesSuite } from './nodes/suite.js';
 import { ormSuite } from './orm/suite.js';
 import { programsSuite } from './programs/suite.js';
 import { replicationSuite } from './replication/suite.js';
+import { roomsSuite } from './rooms/suite.js';
 import { streamsSuite } from './streams/suite.js';
 import { tasksSuite } from './tasks/suite.js';
 import { telemetrySuite } from './telemetry/suite.js';
 import type { Suite } from './suite.js';
 
-const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite, replicationSuite];
+const SUITES: readonly Suite[] = [actorsSuite, programsSuite, telemetrySuite, dataSuite, kvSuite, ormSuite, streamsSuite, tasksSuite, nodesSuite, replicationSuite, roomsSuite];
 
 const USAGE = 'usage: npm run bench -- <suite> [--cases a,b,...] [--quick]';
 
