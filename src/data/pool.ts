@@ -285,6 +285,19 @@ export class Pool<C extends DriverConnection> {
     return { healthy, reason, connections: this.slots.length, idle, waiting: this.waiters.length };
   }
 
+  /**
+   * The connections' supervisor was started again (by the application's tree): drops what went
+   * down with the old one and opens connections now, without waiting out a backoff.
+   */
+  reconnect(): void {
+    if (this.closed) return;
+    for (const slot of [...this.slots]) if (!slot.conn.open) this.drop(slot);
+    if (this.reconnectTimer !== undefined) this.clock.clearTimer(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.reconnectDelay = this.config.reconnectInitialMs;
+    this.ensure();
+  }
+
   /** Closes every connection; waiting and later callers get PoolClosed. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -6,7 +6,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { ActorRuntime, Ref } from '../actors/index.js';
-import { StartFailed, Supervisor } from '../behaviours/index.js';
+import { StartFailed, Supervisor, type ChildSpec, type SupervisorSpec } from '../behaviours/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { DataContext } from './context.js';
 import type {
@@ -22,7 +22,7 @@ import type {
   TransactionOptions,
 } from './database.js';
 import { otherDatabase } from './tenants.js';
-import { InvalidDataConfig, SessionStateRefused } from './errors.js';
+import { ConnectFailed, InvalidDataConfig, PoolClosed, SessionStateRefused } from './errors.js';
 import { connectPostgres, PgConnection, resolvePgConfig, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
 import { Pool, type ReadyOptions } from './pool.js';
 import { POOL_DEFAULTS, resolvePoolConfig, type PoolConfig } from './pool-config.js';
@@ -75,7 +75,7 @@ const ALIASES: Readonly<Record<string, string>> = {
  * down does not: the pool keeps trying, `ready()` waits for it, and a caller that cannot get a
  * connection learns the last attempt's reason (ConnectFailed).
  */
-export async function createPostgresPool(system: ActorRuntime, config?: PostgresPoolConfig | string, ctx?: DataContext): Promise<PostgresDatabase> {
+function assemblePostgres(system: ActorRuntime, config: PostgresPoolConfig | string | undefined): { db: PostgresDatabase; pool: Pool<PgConnection>; connections: ConnectionSupervisor } {
   if (config !== undefined && typeof config === 'object' && config !== null) {
     for (const key of Object.keys(config)) {
       if (POOL_KEYS.has(key)) continue;
@@ -92,30 +92,26 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
   // Up front, so a bad field is named now rather than surfacing as a failed connection later.
   resolvePoolConfig(poolConfig);
   const { database } = resolvePgConfig(pg);
-  const supervisor = await Supervisor.start(
-    system,
-    {
-      strategy: 'simple_one_for_one',
-      children: [
-        {
-          id: 'connection',
-          restart: 'temporary',
-          shutdown: 5_000,
-          start: async ({ parent, args }) => {
-            try {
-              const conn = await connectPostgres(system, { ...pg, metrics }, args[0] as DataContext | undefined, { link: parent });
-              return { ref: conn.ref, extra: conn };
-            } catch (error) {
-              // A failed attempt is the pool's to retry and to report (one warning per outage, with its
-              // backoff), so it is OTP's `ignore` here: the supervisor logs no start_error per reconnect.
-              return { ref: undefined, extra: new FailedAttempt(error) };
-            }
-          },
+  const connections = new ConnectionSupervisor(system, {
+    strategy: 'simple_one_for_one',
+    children: [
+      {
+        id: 'connection',
+        restart: 'temporary',
+        shutdown: 5_000,
+        start: async ({ parent, args }) => {
+          try {
+            const conn = await connectPostgres(system, { ...pg, metrics }, args[0] as DataContext | undefined, { link: parent });
+            return { ref: conn.ref, extra: conn };
+          } catch (error) {
+            // A failed attempt is the pool's to retry and to report (one warning per outage, with its
+            // backoff), so it is OTP's `ignore` here: the supervisor logs no start_error per reconnect.
+            return { ref: undefined, extra: new FailedAttempt(error) };
+          }
         },
-      ],
-    },
-    { name: `molo.pool.${name}` },
-  );
+      },
+    ],
+  }, `molo.pool.${name}`);
   const pool = new Pool<PgConnection>({
     name,
     clock: system.clock,
@@ -123,6 +119,9 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
     metrics,
     logger,
     connector: async (connectCtx) => {
+      const supervisor = connections.ref;
+      // Between a crash of the connections' supervisor and its restart by the application's tree: an attempt that failed, retried with backoff.
+      if (supervisor === undefined || !system.isAlive(supervisor)) throw new ConnectFailed(`the connections' supervisor of pool ${name} is not running`);
       let started;
       try {
         started = await Supervisor.startChildWithExtra(system, supervisor, [connectCtx]);
@@ -136,7 +135,32 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
       return started.extra;
     },
   });
-  const db = new PostgresDatabase(system, pool, supervisor, logger, database);
+  const db = new PostgresDatabase(system, pool, connections, logger, database);
+  return { db, pool, connections };
+}
+
+/**
+ * The supervisor of a pool's connection actors. `createPostgresPool` starts it on its own; a
+ * database from `postgresChildSpec` has it started (and restarted) by the application's tree, each
+ * start a new supervisor the pool's connector then uses.
+ */
+class ConnectionSupervisor {
+  ref: Ref | undefined = undefined;
+  constructor(
+    readonly system: ActorRuntime,
+    readonly spec: SupervisorSpec,
+    readonly name: string,
+  ) {}
+
+  async start(link?: Ref): Promise<Ref> {
+    this.ref = await Supervisor.start(this.system, this.spec, { name: this.name, ...(link === undefined ? {} : { link }) });
+    return this.ref;
+  }
+}
+
+export async function createPostgresPool(system: ActorRuntime, config?: PostgresPoolConfig | string, ctx?: DataContext): Promise<PostgresDatabase> {
+  const { db, pool, connections } = assemblePostgres(system, config);
+  const supervisor = await connections.start();
   try {
     await pool.start(ctx);
   } catch (error) {
@@ -144,6 +168,39 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
     throw error;
   }
   return db;
+}
+
+/**
+ * A Postgres database as a child of the application's tree (as Ecto's Repo or a pg-pool under a
+ * supervisor): the child is the pool's connections' supervisor, shown in `/tree`, stopped in order
+ * with its siblings, and started again by the tree's rules when it dies, after which the pool
+ * reconnects through the new one. `database` is usable at once; calls made before the child has
+ * started wait for the first connection like any checkout (`acquireTimeoutMs`). A first connection
+ * refused for good (AuthFailed, an unknown database) fails the child's start.
+ */
+export function postgresChildSpec(
+  system: ActorRuntime,
+  config?: PostgresPoolConfig | string,
+  options: { readonly id?: string } = {},
+): ChildSpec & { readonly database: PostgresDatabase } {
+  const { db, pool, connections } = assemblePostgres(system, config);
+  let started = false;
+  const spec: ChildSpec = {
+    id: options.id ?? 'database',
+    type: 'supervisor',
+    start: async ({ parent }) => {
+      const ref = await connections.start(parent);
+      if (!started) {
+        started = true;
+        await pool.start();
+      } else {
+        pool.reconnect();
+      }
+      return ref;
+    },
+  };
+  // Not enumerable: it rides along for the caller, it is not a child-spec key (those are checked).
+  return Object.defineProperty(spec, 'database', { value: db, enumerable: false }) as ChildSpec & { readonly database: PostgresDatabase };
 }
 
 export class PostgresDatabase implements Database {
@@ -154,8 +211,7 @@ export class PostgresDatabase implements Database {
   constructor(
     readonly system: ActorRuntime,
     readonly pool: Pool<PgConnection>,
-    /** The supervisor of this pool's connection actors. */
-    readonly supervisor: Ref,
+    readonly connections: { readonly ref: Ref | undefined },
     logger: Logger | undefined,
     /** The database this pool serves: a call whose `ctx.database` names another is refused (DatabaseNotRouted). */
     readonly database: string,
@@ -289,12 +345,20 @@ export class PostgresDatabase implements Database {
     return this.pool.ready(options);
   }
 
+  /** The supervisor of this pool's connection actors (a new one after the application's tree restarted it). */
+  get supervisor(): Ref {
+    const ref = this.connections.ref;
+    if (ref === undefined) throw new PoolClosed();
+    return ref;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#listener.close();
     await this.pool.close();
-    await Supervisor.stop(this.system, this.supervisor).catch(() => undefined);
+    const ref = this.connections.ref;
+    if (ref !== undefined) await Supervisor.stop(this.system, ref).catch(() => undefined);
   }
 }
 
