@@ -17,7 +17,7 @@ const RESULTS = keepResults('orm');
 
 describe('npm run bench -- orm (smoke)', () => {
   it('measures every case for molo, molo-raw and drizzle, writes ratios, cleans up', { timeout: 240_000 }, async () => {
-    // About 65 s on a quiet machine (most of it opening connections and SQLite threads per pair).
+    // About 27 s on a quiet machine (most of it opening connections and SQLite threads per pair; quick runs open no reader threads).
     const { stdout, stderr } = await run('npx', ['tsx', 'bench/run.ts', 'orm', '--quick'], { cwd: ROOT, timeout: 235_000 });
     const rows = JSON.parse(await readFile(RESULTS, 'utf8')) as ResultRow[];
     for (const name of CASES) {
