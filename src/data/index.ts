@@ -30,6 +30,7 @@ export {
 export { citext, hstore } from './pg/types/index.js';
 export {
   openSqlite,
+  sqliteChildSpec,
   SqliteDatabase,
   SqliteConnection,
   SQLITE_DEFAULTS,

@@ -14,7 +14,7 @@
  * - `session`: the writer pinned through the gate for the function's duration.
  */
 import { basename } from 'node:path';
-import type { ActorRuntime } from '../../actors/index.js';
+import type { ActorRuntime, Ref } from '../../actors/index.js';
 import type { DataContext } from '../context.js';
 import type { Database, DatabaseHealth, ManyTotals, PreparedStatement, Queryable, QueryManyOptions, QueryOptions, StreamOptions, Transaction, TransactionOptions } from '../database.js';
 import { ConnectionLost, SessionStateRefused, type DatabaseNotRouted } from '../errors.js';
@@ -378,6 +378,11 @@ export class SqliteDatabase implements Database {
             ? 'the writer thread is restarting'
             : undefined;
     return { healthy: reason === undefined, ...(reason === undefined ? {} : { reason }), connections, idle: Math.max(0, idle), waiting: this.#gate.waiting };
+  }
+
+  /** The supervisor of this database's threads (`molo.sqlite.<name>`; a new one after an application's tree restarted it). */
+  get supervisor(): Ref {
+    return this.#parts.supervision.supervisor;
   }
 
   /** The supervisor gave up (too many thread restarts): everything fails until close. */

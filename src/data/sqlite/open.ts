@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime } from '../../actors/index.js';
+import { DEFAULT_PAYLOAD_LIMIT_BYTES, type ActorRuntime, type Ref } from '../../actors/index.js';
+import type { ChildSpec } from '../../behaviours/index.js';
 import { silentLogger, type Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
 import { ConnectFailed, DbError, InvalidDataConfig, SqliteDirectoryMissing, type RedactedConnection } from '../errors.js';
@@ -20,7 +21,7 @@ import { checkSqliteDriver } from './driver.js';
 import { WriterGate } from './gate.js';
 import { refuseNetworkFilesystem } from './mounts.js';
 import type { WorkerOptions } from './protocol.js';
-import { superviseWorkers, type WorkerSlot } from './supervision.js';
+import { superviseWorkers, type Supervision, type WorkerSlot } from './supervision.js';
 import { SqliteTelemetry } from './telemetry.js';
 
 /** Names of the databases open on each system: two with one name would share thread hosts. */
@@ -36,13 +37,55 @@ const FRAME_HEADROOM_BYTES = 16 * 1024;
  * WAL mode).
  */
 export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx?: DataContext): Promise<SqliteDatabase> {
+  return (await openPlaced(system, config, ctx, undefined)).database;
+}
+
+/**
+ * A SQLite database as a child of the application's tree: the child is its threads' supervisor,
+ * shown in `/tree`, stopped in order with its siblings and started again by the tree's rules when
+ * it gives up (the same file, slots and channels: the handle serves on through the new threads).
+ * `database` resolves once the child has first started; a file that cannot be opened fails the
+ * child's start with the reason `openSqlite` would reject with.
+ */
+export function sqliteChildSpec(system: ActorRuntime, config: SqliteConfig, options: { readonly id?: string } = {}): ChildSpec & { readonly database: Promise<SqliteDatabase> } {
+  let opened: Placed | undefined;
+  let settle!: { resolve(db: SqliteDatabase): void; reject(error: unknown): void };
+  const database = new Promise<SqliteDatabase>((resolve, reject) => (settle = { resolve, reject }));
+  // A caller that never awaits it must not see an unhandled rejection: the tree's start reports the failure.
+  database.catch(() => undefined);
+  const spec: ChildSpec = {
+    id: options.id ?? 'sqlite',
+    type: 'supervisor',
+    start: async ({ parent }) => {
+      if (opened !== undefined) return opened.restart(parent);
+      try {
+        opened = await openPlaced(system, config, undefined, parent);
+      } catch (error) {
+        settle.reject(error);
+        throw error;
+      }
+      settle.resolve(opened.database);
+      return opened.database.supervisor;
+    },
+  };
+  // Not enumerable: it rides along for the caller, it is not a child-spec key (those are checked).
+  return Object.defineProperty(spec, 'database', { value: database, enumerable: false }) as ChildSpec & { readonly database: Promise<SqliteDatabase> };
+}
+
+interface Placed {
+  readonly database: SqliteDatabase;
+  /** Starts the threads' supervisor again under `link`; resolves with it. */
+  restart(link: Ref): Promise<Ref>;
+}
+
+async function openPlaced(system: ActorRuntime, config: SqliteConfig, ctx: DataContext | undefined, link: Ref | undefined): Promise<Placed> {
   const resolved = resolveSqliteConfig(config);
   const names = openNames.get(system) ?? new Set<string>();
   openNames.set(system, names);
   if (names.has(resolved.name)) throw new InvalidDataConfig('sqlite.name', `a database named ${resolved.name} is already open on this system`);
   names.add(resolved.name);
   try {
-    return await open(system, config, resolved, ctx, () => names.delete(resolved.name));
+    return await open(system, config, resolved, ctx, () => names.delete(resolved.name), link);
   } catch (error) {
     names.delete(resolved.name);
     throw error;
@@ -73,7 +116,7 @@ async function ensureDirectory(file: string, create: boolean, connection: Redact
   }
 }
 
-async function open(system: ActorRuntime, config: SqliteConfig, resolved: ResolvedSqliteConfig, ctx: DataContext | undefined, release: () => void): Promise<SqliteDatabase> {
+async function open(system: ActorRuntime, config: SqliteConfig, resolved: ResolvedSqliteConfig, ctx: DataContext | undefined, release: () => void, link: Ref | undefined): Promise<Placed> {
   const file = resolve(resolved.file);
   const connection: RedactedConnection = { backend: 'sqlite', host: file };
   checkSqliteDriver(connection);
@@ -118,9 +161,15 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
   const readers: ReaderSlot[] = readerSlots.map((reader) => ({ channel: reader.channel, pinned: false }));
 
   let database: SqliteDatabase | undefined;
-  let supervision;
+  let supervision: Supervision;
+  const slots = [writerSlot, ...readerSlots];
+  const supervisorName = `molo.sqlite.${resolved.name}`;
+  // On its own, a supervisor that gave up fails the handle; in an application's tree, the tree decides (it restarts or gives up itself).
+  const onGiveUp = (reason: unknown): void => {
+    if (link === undefined) database?.failed(reason);
+  };
   try {
-    supervision = await superviseWorkers(system, [writerSlot, ...readerSlots], resolved.maxRestarts, telemetry, (reason) => database?.failed(reason));
+    supervision = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link });
   } catch (error) {
     throw new ConnectFailed(`${file}: ${innermostMessage(error)}`, { connection, cause: error });
   }
@@ -145,7 +194,14 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
   });
   checkpoints.start(resolved.checkpointIntervalMs);
   logger.debug({ event: 'sqlite.opened', db: resolved.name, file, readers: resolved.readers, correlationId: ctx?.correlationId }, 'sqlite.opened');
-  return database;
+  return {
+    database,
+    restart: async (parent) => {
+      const again = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link: parent, state: supervision });
+      supervision.supervisor = again.supervisor;
+      return again.supervisor;
+    },
+  };
 }
 
 /** The message at the bottom of a start failure (StartFailed → failedToStartChild → init's error). */

@@ -27,7 +27,8 @@ export interface WorkerSlot {
 }
 
 export interface Supervision {
-  readonly supervisor: Ref;
+  /** The current supervisor (a new one each time an application's tree starts the database's child again). */
+  supervisor: Ref;
   /** Set once close() began: exits from then on are expected. */
   stopping: boolean;
 }
@@ -64,14 +65,15 @@ export async function superviseWorkers(
   maxRestarts: number,
   telemetry: SqliteTelemetry,
   onGiveUp: (reason: unknown) => void,
+  placement: { readonly name: string; readonly link?: Ref; readonly state?: { stopping: boolean } },
 ): Promise<Supervision> {
-  const state = { stopping: false };
+  const state = placement.state ?? { stopping: false };
   const supervisor = await Supervisor.start(system, {
     strategy: 'one_for_one',
     intensity: maxRestarts,
     periodMs: RESTART_PERIOD_MS,
     children: slots.map((slot) => childSpec(slot, telemetry, state)),
-  });
+  }, { name: placement.name, ...(placement.link === undefined ? {} : { link: placement.link }) });
   const supervision: Supervision = Object.assign(state, { supervisor });
   void system.exited(supervisor).then((reason) => {
     if (!supervision.stopping) onGiveUp(reason);
