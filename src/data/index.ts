@@ -12,7 +12,7 @@ export { POOL_DEFAULTS, type PoolConfig } from './pool-config.js';
 export { Pool, type Lease, type PoolOptions, type ReadyOptions } from './pool.js';
 export { runTransaction, POSTGRES_DIALECT, SQLITE_DIALECT, type TransactionDialect } from './transaction.js';
 export { outsideTransaction } from './transaction-scope.js';
-export { createPostgresPool, postgresChildSpec, PostgresDatabase, type PostgresPoolConfig } from './postgres.js';
+export { createPostgresPool, postgresChild, PostgresDatabase, type PostgresPoolConfig } from './postgres.js';
 export { openTenantDatabases, TenantDatabases, TENANT_CAPS, TENANT_DEFAULTS, type TenantDatabasesOptions } from './tenants.js';
 export { parsePostgresUrl, postgresConfig, SSL_MODES, type PostgresSource, type SslMode } from './postgres-config.js';
 export type { ListenOptions } from './postgres-listener.js';
@@ -30,7 +30,7 @@ export {
 export { citext, hstore } from './pg/types/index.js';
 export {
   openSqlite,
-  sqliteChildSpec,
+  sqliteChild,
   SqliteDatabase,
   SqliteConnection,
   SQLITE_DEFAULTS,

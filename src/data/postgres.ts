@@ -141,7 +141,7 @@ function assemblePostgres(system: ActorRuntime, config: PostgresPoolConfig | str
 
 /**
  * The supervisor of a pool's connection actors. `createPostgresPool` starts it on its own; a
- * database from `postgresChildSpec` has it started (and restarted) by the application's tree, each
+ * database from `postgresChild` has it started (and restarted) by the application's tree, each
  * start a new supervisor the pool's connector then uses.
  */
 class ConnectionSupervisor {
@@ -178,7 +178,7 @@ export async function createPostgresPool(system: ActorRuntime, config?: Postgres
  * started wait for the first connection like any checkout (`acquireTimeoutMs`). A first connection
  * refused for good (AuthFailed, an unknown database) fails the child's start.
  */
-export function postgresChildSpec(
+export function postgresChild(
   system: ActorRuntime,
   config?: PostgresPoolConfig | string,
   options: { readonly id?: string } = {},

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ActorSystem, Ref } from '../../src/actors/index.js';
 import { Supervisor } from '../../src/behaviours/index.js';
-import { postgresChildSpec, type PostgresDatabase } from '../../src/data/index.js';
+import { postgresChild, type PostgresDatabase } from '../../src/data/index.js';
 import { freshDatabase, psql, type FreshDatabase } from '../support/pg.js';
 import { eventually, testSystem } from '../support/systems.js';
 
@@ -27,10 +27,10 @@ function backends(app: string): number {
   return Number(psql(`SELECT count(*) FROM pg_stat_activity WHERE application_name = '${app}'`).trim());
 }
 
-describe('postgresChildSpec', () => {
+describe('postgresChild', () => {
   it('is a supervisor child of the app tree; killed, the tree restarts it and the pool keeps serving', async () => {
     system = testSystem();
-    const spec = postgresChildSpec(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: fresh.database, name: 'app', min: 2, max: 4, applicationName: 'molo_child_test' });
+    const spec = postgresChild(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: fresh.database, name: 'app', min: 2, max: 4, applicationName: 'molo_child_test' });
     const db = spec.database;
     opened.push(db);
     const root = await Supervisor.start(system, { strategy: 'one_for_one', intensity: 3, periodMs: 5_000, children: [spec] });
@@ -60,7 +60,7 @@ describe('postgresChildSpec', () => {
 
   it('a first connection refused for good fails the child start, and so the tree start', async () => {
     system = testSystem();
-    const spec = postgresChildSpec(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: 'molo_no_such_database_here', name: 'missing' });
+    const spec = postgresChild(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: 'molo_no_such_database_here', name: 'missing' });
     opened.push(spec.database);
     const failure = await Supervisor.start(system, { strategy: 'one_for_one', children: [spec] }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);

@@ -47,7 +47,7 @@ export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx
  * `database` resolves once the child has first started; a file that cannot be opened fails the
  * child's start with the reason `openSqlite` would reject with.
  */
-export function sqliteChildSpec(system: ActorRuntime, config: SqliteConfig, options: { readonly id?: string } = {}): ChildSpec & { readonly database: Promise<SqliteDatabase> } {
+export function sqliteChild(system: ActorRuntime, config: SqliteConfig, options: { readonly id?: string } = {}): ChildSpec & { readonly database: Promise<SqliteDatabase> } {
   let opened: Placed | undefined;
   let settle!: { resolve(db: SqliteDatabase): void; reject(error: unknown): void };
   const database = new Promise<SqliteDatabase>((resolve, reject) => (settle = { resolve, reject }));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ActorSystem, Ref } from '../../../src/actors/index.js';
 import { Supervisor } from '../../../src/behaviours/index.js';
-import { sqliteChildSpec, type SqliteDatabase } from '../../../src/data/sqlite/index.js';
+import { sqliteChild, type SqliteDatabase } from '../../../src/data/sqlite/index.js';
 import { eventually, testSystem } from '../../support/systems.js';
 import { tempDir } from './support.js';
 
@@ -23,11 +23,11 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('sqliteChildSpec', () => {
+describe('sqliteChild', () => {
   it('is a supervisor child of the app tree; killed, the tree restarts it and the handle serves on', async () => {
     system = testSystem();
     dir = tempDir();
-    const spec = sqliteChildSpec(system, { file: join(dir, 'app.db'), name: 'appdb', readers: 1 });
+    const spec = sqliteChild(system, { file: join(dir, 'app.db'), name: 'appdb', readers: 1 });
     const root = await Supervisor.start(system, { strategy: 'one_for_one', intensity: 3, periodMs: 5_000, children: [spec] });
     db = await spec.database;
     await db.query('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
@@ -63,7 +63,7 @@ describe('sqliteChildSpec', () => {
   it('a file that cannot be opened fails the child start, and spec.database rejects with the reason', async () => {
     system = testSystem();
     dir = tempDir();
-    const spec = sqliteChildSpec(system, { file: join(dir, 'missing-dir', 'x.db') });
+    const spec = sqliteChild(system, { file: join(dir, 'missing-dir', 'x.db') });
     await expect(Supervisor.start(system, { strategy: 'one_for_one', children: [spec] })).rejects.toThrow();
     await expect(spec.database).rejects.toMatchObject({ code: 'DB_SQLITE_DIRECTORY_MISSING' });
   });
