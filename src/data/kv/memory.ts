@@ -6,6 +6,7 @@
  * vanish belong in a SQL store.
  */
 import type { Clock } from '../../actors/index.js';
+import type { ChildSpec } from '../../behaviours/index.js';
 import type { DataContext } from '../context.js';
 import { KvCapExceeded } from './errors.js';
 import { checkExpected, checkKey, checkScan, checkValue, compareKeys, copyBytes, expiryOf } from './caps.js';
@@ -195,6 +196,15 @@ export class MemoryKvStore implements KvStore {
     this.#expiring.clear();
     this.#newest = this.#oldest = undefined;
     this.#bytes = 0;
+  }
+
+  /**
+   * A child spec for the application's tree: its actor drives this store's sweep of expired keys
+   * (ticks through its mailbox), so the sweep is visible in `/tree` and restarted by the tree's
+   * rules; until the child starts, and between its death and its restart, the sweep waits.
+   */
+  sweeperChild(id = 'kv-sweeper'): ChildSpec {
+    return this.#sweeper.childSpec(id);
   }
 
   async close(): Promise<void> {

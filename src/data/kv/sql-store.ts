@@ -13,6 +13,7 @@
  * counts its rows once per ~16,000 inserts rather than on every one), counting those in `evictions`.
  */
 import type { Clock } from '../../actors/index.js';
+import type { ChildSpec } from '../../behaviours/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
 import type { Database } from '../database.js';
@@ -128,6 +129,15 @@ export class SqlKvStore implements KvStore {
     await this.#sql.init(ctx);
     this.#sweeper.start();
     return this;
+  }
+
+  /**
+   * A child spec for the application's tree: its actor drives this store's sweep of expired keys
+   * (ticks through its mailbox), so the sweep is visible in `/tree` and restarted by the tree's
+   * rules; until the child starts, and between its death and its restart, the sweep waits.
+   */
+  sweeperChild(id = 'kv-sweeper'): ChildSpec {
+    return this.#sweeper.childSpec(id);
   }
 
   /** Counters: live keys evicted to stay within `maxKeys`. */

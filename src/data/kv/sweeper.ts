@@ -4,7 +4,8 @@
  * interval (or, when the store knows it, not before the next key is due). The next tick is armed only
  * after the batch finished, so a slow database never has two sweeps of one store in flight.
  */
-import type { Clock, ClockTimer } from '../../actors/index.js';
+import type { ActorContext, Clock, ClockTimer, Ref } from '../../actors/index.js';
+import type { ChildSpec } from '../../behaviours/index.js';
 
 export interface SweeperOptions {
   readonly clock: Clock;
@@ -17,9 +18,23 @@ export interface SweeperOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+/** Where the sweep's next tick is armed: the store's clock, or the timers of the actor that drives it. */
+interface TickTimers {
+  set(tick: () => void, delayMs: number): unknown;
+  clear(timer: unknown): void;
+}
+
+/** The message a driving actor's timer delivers: run the sweep's tick in the actor. */
+interface SweepTick {
+  readonly sweepTick: () => void;
+}
+
+const START = Symbol('sweeper.start');
+
 export class Sweeper {
   readonly #options: SweeperOptions;
-  #timer: ClockTimer | undefined;
+  #timers: TickTimers;
+  #timer: unknown;
   /** Wall time the armed timer fires at. */
   #wakeAt = Number.POSITIVE_INFINITY;
   #running: Promise<void> | undefined;
@@ -27,10 +42,47 @@ export class Sweeper {
 
   constructor(options: SweeperOptions) {
     this.#options = options;
+    const { clock } = options;
+    this.#timers = {
+      set: (tick, delayMs) => {
+        const timer = clock.setTimer(tick, delayMs);
+        clock.unrefTimer?.(timer);
+        return timer;
+      },
+      clear: (timer) => clock.clearTimer(timer as ClockTimer),
+    };
   }
 
   start(): void {
     this.#schedule();
+  }
+
+  /**
+   * A child spec whose actor drives the sweep: each tick is a message in its mailbox from a timer
+   * it owns, so the sweep shows in the application's tree, and when the actor dies its supervisor
+   * starts another that takes the sweep over where it stood (the keys are in the store).
+   */
+  childSpec(id: string): ChildSpec {
+    return {
+      id,
+      start: ({ system, parent }: { system: ActorContext['system']; parent: Ref }) => {
+        const ref = system.spawn((message: unknown, ctx: ActorContext) => {
+          if (message === START) this.#driveFrom(ctx);
+          else if (typeof (message as SweepTick | null)?.sweepTick === 'function') (message as SweepTick).sweepTick();
+        }, { link: parent });
+        system.send(ref, START);
+        return ref;
+      },
+    };
+  }
+
+  #driveFrom(ctx: ActorContext): void {
+    this.#disarm();
+    this.#timers = {
+      set: (tick, delayMs) => ctx.sendAfter(delayMs, { sweepTick: tick } satisfies SweepTick),
+      clear: (timer) => void ctx.cancelTimer(timer as ReturnType<ActorContext['sendAfter']>),
+    };
+    if (this.#running === undefined) this.#schedule();
   }
 
   /** A key expiring at `at` was written: wake by then (stores that know their next expiry call this). */
@@ -57,15 +109,12 @@ export class Sweeper {
 
   #arm(delayMs: number): void {
     this.#disarm();
-    const { clock } = this.#options;
-    this.#wakeAt = clock.wallNow() + delayMs;
-    const timer = clock.setTimer(() => this.#tick(), delayMs);
-    clock.unrefTimer?.(timer);
-    this.#timer = timer;
+    this.#wakeAt = this.#options.clock.wallNow() + delayMs;
+    this.#timer = this.#timers.set(() => this.#tick(), delayMs);
   }
 
   #disarm(): void {
-    if (this.#timer !== undefined) this.#options.clock.clearTimer(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
     this.#timer = undefined;
     this.#wakeAt = Number.POSITIVE_INFINITY;
   }
