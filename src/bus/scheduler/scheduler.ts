@@ -5,7 +5,9 @@
  * (see scheduler-actor.ts for the fencing).
  */
 import type { ActorSystem, Ref } from '../../actors/index.js';
+import { worker } from '../../behaviours/child-spec.js';
 import { GenServer } from '../../behaviours/gen-server.js';
+import { Supervisor } from '../../behaviours/supervisor.js';
 import { openKv, type SqlKvStore } from '../../data/kv/index.js';
 import { createFenceTable } from '../leases/fence.js';
 import {
@@ -31,12 +33,19 @@ export interface ScheduleListOptions {
   readonly after?: string;
 }
 
+/** The restart intensity of the supervisor `open` starts the scheduler under (OTP's default is 1 in 5 s; a scheduler is worth a few more). */
+const SCHEDULER_RESTARTS = { intensity: 3, periodMs: 10_000 } as const;
+
 export class Scheduler {
   #closed = false;
 
   private constructor(
     readonly name: string,
-    /** The scheduler actor this handle started, or undefined (`start: false`: one runs elsewhere, say under a supervisor). */
+    /**
+     * The supervisor (`molo.scheduler.<name>.supervisor`) of the scheduler actor this handle started, which
+     * restarts it if it crashes; undefined with `start: false` (one runs elsewhere, say under
+     * your own supervisor through schedulerChild).
+     */
     readonly ref: Ref | undefined,
     private readonly system: ActorSystem,
     private readonly config: ResolvedSchedulerOptions,
@@ -61,7 +70,18 @@ export class Scheduler {
     metrics?.add(config.name, counts);
     let ref: Ref;
     try {
-      ref = await GenServer.start(system, () => new SchedulerServer({ ...config, leaseStore: options.leaseStore ?? ownLeaseStore!, counts }));
+      // Supervised by default: a crashed scheduler is started again (its lease and fences keep a restart from double firing).
+      const leaseStore = options.leaseStore ?? ownLeaseStore!;
+      ref = await Supervisor.start(
+        system,
+        {
+          strategy: 'one_for_one',
+          intensity: SCHEDULER_RESTARTS.intensity,
+          periodMs: SCHEDULER_RESTARTS.periodMs,
+          children: [worker('scheduler', () => new SchedulerServer({ ...config, leaseStore, counts }), { server: { trapExit: true } })],
+        },
+        { name: `${schedulerServerName(config.name)}.supervisor` },
+      );
     } catch (error) {
       metrics?.remove(config.name, counts);
       await ownLeaseStore?.close();
@@ -136,7 +156,7 @@ export class Scheduler {
   /** The scheduler actor's view (role, token, counts); it answers between ticks. */
   async status(): Promise<SchedulerStatus> {
     this.#checkOpen();
-    return (await GenServer.call<SchedulerServer>(this.system, this.ref ?? schedulerServerName(this.name), { type: 'status' })) as SchedulerStatus;
+    return (await GenServer.call<SchedulerServer>(this.system, schedulerServerName(this.name), { type: 'status' })) as SchedulerStatus;
   }
 
   get closed(): boolean {
@@ -147,7 +167,8 @@ export class Scheduler {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.ref !== undefined && this.system.isAlive(this.ref)) await GenServer.stop(this.system, this.ref, 'shutdown').catch(() => undefined);
+    // The supervisor stops the scheduler with `shutdown`: it traps exits, so it releases its lease first.
+    if (this.ref !== undefined && this.system.isAlive(this.ref)) await Supervisor.stop(this.system, this.ref).catch(() => undefined);
     this.release();
     await this.ownLeaseStore?.close();
   }
