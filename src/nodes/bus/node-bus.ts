@@ -26,7 +26,7 @@ import { PeerService } from '../peer-service.js';
 import { gapOf, type Bus, type BusItem, type BusMessage, type BusRead, type BusSubscription } from './bus.js';
 import { NodeBusClosed, NodeBusHomeFailed, NodeBusInvalidArgument, NodeBusUnavailable } from './errors.js';
 import { BUS_DEFAULTS, checkTopic, integer } from './postgres-bus.js';
-import { Tail, type TailSource } from './tail.js';
+import { Tail, TailsByTopic, type TailSource } from './tail.js';
 
 export interface NodeBusOptions {
   /** The nodes that home topics (default: this node alone). The same list, in any order, on every node. */
@@ -82,7 +82,7 @@ export class NodeBus implements Bus, TailSource {
   readonly #service: PeerService;
   readonly #homes = new Map<string, string>();
   readonly #created = new Map<string, Promise<unknown>>();
-  readonly #tails = new Map<string, Set<Tail>>();
+  readonly #tails = new TailsByTopic();
   /** Per peer, the topics homed here that it tails: who gets a `wake`. */
   readonly #interest = new Map<string, Set<string>>();
   #subscriptions = 0;
@@ -107,7 +107,7 @@ export class NodeBus implements Bus, TailSource {
       nodedown: (peer) => this.#interest.delete(peer),
       call: (kind, _from, body) => this.#serve(kind, body),
     });
-    this.#poll = setInterval(() => this.#wakeAll(), pollIntervalMs);
+    this.#poll = setInterval(() => this.#tails.wakeAll(), pollIntervalMs);
     this.#poll.unref();
     if (retentionIntervalMs > 0 && streams !== undefined) {
       this.#retain = setInterval(() => {
@@ -159,12 +159,7 @@ export class NodeBus implements Bus, TailSource {
     checkSeq(fromSeq);
     if (this.#subscriptions >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
     const tail = new Tail(this, topic, fromSeq, handler);
-    let set = this.#tails.get(topic);
-    if (set === undefined) {
-      this.#tails.set(topic, (set = new Set()));
-      if (home !== this.#node.name) this.#service.sendTo(home, 'sub', topic);
-    }
-    set.add(tail);
+    if (this.#tails.addTail(tail) && home !== this.#node.name) this.#service.sendTo(home, 'sub', topic);
     this.#subscriptions++;
     void tail.pump();
     return tail;
@@ -172,10 +167,9 @@ export class NodeBus implements Bus, TailSource {
 
   /** @internal a tail that unsubscribed */
   forget(tail: Tail): void {
-    const set = this.#tails.get(tail.topic);
-    if (set?.delete(tail) === true) this.#subscriptions--;
-    if (set?.size === 0) {
-      this.#tails.delete(tail.topic);
+    const { removed, last } = this.#tails.removeTail(tail);
+    if (removed) this.#subscriptions--;
+    if (last) {
       const home = this.home(tail.topic);
       if (home !== this.#node.name && !this.#closed) this.#service.sendTo(home, 'unsub', tail.topic);
     }
@@ -206,8 +200,7 @@ export class NodeBus implements Bus, TailSource {
     this.#closed = true;
     clearInterval(this.#poll);
     clearInterval(this.#retain);
-    for (const set of this.#tails.values()) for (const tail of set) tail.closed = true;
-    this.#tails.clear();
+    this.#tails.closeAll();
     this.#subscriptions = 0;
     this.#service.stop();
     await this.#streams?.close();
@@ -247,7 +240,7 @@ export class NodeBus implements Bus, TailSource {
     const streams = this.#local(topic);
     await this.#ensure(streams, topic);
     const ack = await streams.publish(topic, payload);
-    this.#wake(topic);
+    this.#tails.wake(topic);
     for (const [peer, topics] of this.#interest) if (topics.has(topic)) this.#service.sendTo(peer, 'wake', topic);
     return ack.seq;
   }
@@ -293,7 +286,7 @@ export class NodeBus implements Bus, TailSource {
     if (typeof topic !== 'string') return;
     if (kind === 'wake') {
       // Only a topic's home wakes its tails; anything else is a peer speaking for another's topic.
-      if (this.home(topic) === from) this.#wake(topic);
+      if (this.home(topic) === from) this.#tails.wake(topic);
       else this.#service.forged(kind, from, `wakes topic ${topic.slice(0, 128)} homed on another node`);
       return;
     }
@@ -302,15 +295,6 @@ export class NodeBus implements Bus, TailSource {
     // Interest in a topic homed elsewhere would never be used: not kept.
     if (kind === 'sub' && topics.size < MAX_INTEREST_PER_PEER && this.home(topic) === this.#node.name) topics.add(topic);
     else if (kind === 'unsub') topics.delete(topic);
-  }
-
-  #wake(topic: string): void {
-    const set = this.#tails.get(topic);
-    if (set !== undefined) for (const tail of set) void tail.pump();
-  }
-
-  #wakeAll(): void {
-    for (const set of this.#tails.values()) for (const tail of set) void tail.pump();
   }
 }
 

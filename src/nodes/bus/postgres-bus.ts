@@ -12,7 +12,7 @@ import type { PostgresDatabase } from '../../data/index.js';
 import type { Logger } from '../../telemetry/index.js';
 import { gapOf, type Bus, type BusItem, type BusMessage, type BusRead, type BusSubscription } from './bus.js';
 import { NodeBusClosed, NodeBusInvalidArgument } from './errors.js';
-import { Tail } from './tail.js';
+import { Tail, TailsByTopic } from './tail.js';
 
 export interface PostgresBusOptions {
   /** Table prefix of the topic streams (default `molo_bus`); instances sharing a bus use the same one. */
@@ -54,7 +54,7 @@ export class PostgresBus implements Bus {
   readonly #retention: StreamConfig;
   readonly #maxSubscriptions: number;
   readonly #created = new Map<string, Promise<unknown>>();
-  readonly #tails = new Map<string, Set<Tail>>();
+  readonly #tails = new TailsByTopic();
   #subscriptions = 0;
   #unlisten: (() => Promise<void>) | undefined;
   #poll: NodeJS.Timeout | undefined;
@@ -73,8 +73,8 @@ export class PostgresBus implements Bus {
   async start(options: PostgresBusOptions): Promise<this> {
     const pollIntervalMs = integer('pollIntervalMs', options.pollIntervalMs, BUS_DEFAULTS.pollIntervalMs, 10, 60_000);
     const retentionIntervalMs = integer('retentionIntervalMs', options.retentionIntervalMs, BUS_DEFAULTS.retentionIntervalMs, 0, 3_600_000);
-    this.#unlisten = await this.#db.listen(this.#channel, (payload) => this.#wake(payload), { onResync: () => this.#wakeAll() });
-    this.#poll = setInterval(() => this.#wakeAll(), pollIntervalMs);
+    this.#unlisten = await this.#db.listen(this.#channel, (payload) => this.#tails.wake(payload), { onResync: () => this.#tails.wakeAll() });
+    this.#poll = setInterval(() => this.#tails.wakeAll(), pollIntervalMs);
     this.#poll.unref();
     if (retentionIntervalMs > 0) {
       this.#retain = setInterval(() => {
@@ -90,7 +90,7 @@ export class PostgresBus implements Bus {
     await this.#ensure(checkTopic(topic));
     const ack = await this.#streams.publish(topic, payload);
     // Local subscriptions read at once; the others when the notification reaches them.
-    this.#wake(topic);
+    this.#tails.wake(topic);
     await this.#db.notify(this.#channel, topic);
     return ack.seq;
   }
@@ -116,9 +116,7 @@ export class PostgresBus implements Bus {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) throw new NodeBusInvalidArgument('fromSeq', `must be a positive integer, got ${String(fromSeq)}`);
     if (this.#subscriptions >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
     const tail = new Tail(this, topic, fromSeq, handler);
-    let set = this.#tails.get(topic);
-    if (set === undefined) this.#tails.set(topic, (set = new Set()));
-    set.add(tail);
+    this.#tails.addTail(tail);
     this.#subscriptions++;
     void tail.pump();
     return tail;
@@ -131,9 +129,7 @@ export class PostgresBus implements Bus {
 
   /** @internal a tail that unsubscribed */
   forget(tail: Tail): void {
-    const set = this.#tails.get(tail.topic);
-    if (set?.delete(tail) === true) this.#subscriptions--;
-    if (set?.size === 0) this.#tails.delete(tail.topic);
+    if (this.#tails.removeTail(tail).removed) this.#subscriptions--;
   }
 
   get subscriptions(): number {
@@ -145,8 +141,7 @@ export class PostgresBus implements Bus {
     this.#closed = true;
     clearInterval(this.#poll);
     clearInterval(this.#retain);
-    for (const set of this.#tails.values()) for (const tail of set) tail.closed = true;
-    this.#tails.clear();
+    this.#tails.closeAll();
     this.#subscriptions = 0;
     await this.#unlisten?.().catch(() => undefined);
     await this.#streams.close();
@@ -164,15 +159,6 @@ export class PostgresBus implements Bus {
       this.#created.set(topic, made);
     }
     return made;
-  }
-
-  #wake(topic: string): void {
-    const set = this.#tails.get(topic);
-    if (set !== undefined) for (const tail of set) void tail.pump();
-  }
-
-  #wakeAll(): void {
-    for (const set of this.#tails.values()) for (const tail of set) void tail.pump();
   }
 }
 

@@ -75,3 +75,40 @@ export class Tail implements BusSubscription {
     }
   }
 }
+
+/** A bus's live tails by topic: the wake-ups and the close that every bus does alike. */
+export class TailsByTopic extends Map<string, Set<Tail>> {
+  /** Adds `tail` under its topic; true when it is the topic's first. */
+  addTail(tail: Tail): boolean {
+    const set = this.get(tail.topic);
+    if (set !== undefined) {
+      set.add(tail);
+      return false;
+    }
+    this.set(tail.topic, new Set([tail]));
+    return true;
+  }
+
+  /** Removes `tail`; `removed` is false when it was not here, `last` true when its topic has none left. */
+  removeTail(tail: Tail): { readonly removed: boolean; readonly last: boolean } {
+    const set = this.get(tail.topic);
+    const removed = set?.delete(tail) === true;
+    const last = set?.size === 0;
+    if (last) this.delete(tail.topic);
+    return { removed, last };
+  }
+
+  wake(topic: string): void {
+    const set = this.get(topic);
+    if (set !== undefined) for (const tail of set) void tail.pump();
+  }
+
+  wakeAll(): void {
+    for (const set of this.values()) for (const tail of set) void tail.pump();
+  }
+
+  closeAll(): void {
+    for (const set of this.values()) for (const tail of set) tail.closed = true;
+    this.clear();
+  }
+}
