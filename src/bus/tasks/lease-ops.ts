@@ -11,7 +11,7 @@ import type { TaskEnvelope } from './envelope.js';
 import { params } from './enqueue-batch.js';
 import type { TaskState } from './lifecycle.js';
 import type { TaskTables } from './schema.js';
-import { HEARTBEAT_STATES, historyLine, LEASABLE, LEASED, RETRY_DUE, RUNNING, sqlStates, STARTABLE, walk } from './transitions.js';
+import { HEARTBEAT_STATES, historyLine, LEASABLE, LEASED, pgPairedRows, RETRY_DUE, RUNNING, sqlStates, STARTABLE, walk } from './transitions.js';
 
 export interface OpsContext {
   readonly backend: 'sqlite' | 'postgres';
@@ -99,7 +99,7 @@ function updatePairs(
   if (c.backend === 'postgres') {
     return {
       text: `UPDATE ${table} AS t SET ${set} FROM unnest($3::text[], $4::int8[]) AS v(id, lease_token)
-        WHERE t.queue = $1::text AND t.state IN ${sqlStates(states)} AND t.id = v.id AND t.lease_token = v.lease_token
+        WHERE ${pgPairedRows(states, 3)}
         RETURNING ${returning.map((column) => `t.${column}`).join(', ')}`,
       values: [chunk.map((task) => task.id), chunk.map((task) => task.leaseToken)],
     };

@@ -15,7 +15,7 @@ import type { TaskEventType, TaskState } from './lifecycle.js';
 import type { Change, OpsContext } from './lease-ops.js';
 import type { ResolvedTaskQueueConfig } from './queue-config.js';
 import { retryDelay } from './retry.js';
-import { DEAD_LETTERED, historyLine, LEASED, sqlStates, SUCCEEDED, TAKEN, walk } from './transitions.js';
+import { DEAD_LETTERED, historyLine, LEASED, pgPairedRows, sqlStates, SUCCEEDED, TAKEN, walk } from './transitions.js';
 
 export interface SettleContext extends OpsContext {
   readonly random: () => number;
@@ -175,7 +175,7 @@ function sqliteAckText(c: OpsContext, count: number, withResult: boolean): strin
 function pgAckText(c: OpsContext, withResult: boolean): string {
   return `UPDATE ${c.tables.tasks} AS t SET ${ACK_SET}${withResult ? ', result = $7::text' : ''}
     FROM unnest($5::text[], $6::int8[]) AS v(id, lease_token)
-    WHERE t.queue = $1::text AND t.state IN ${sqlStates(TAKEN)} AND t.id = v.id AND t.lease_token = v.lease_token
+    WHERE ${pgPairedRows(TAKEN, 5)}
     RETURNING t.id, t.prev_state, t.attempts, t.max_retries`;
 }
 
