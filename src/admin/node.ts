@@ -11,6 +11,7 @@ import { Telemetry } from '../telemetry/telemetry.js';
 import { taskPoolsProvider } from '../bus/tasks/workers.js';
 import { schedulerProvider } from '../bus/scheduler/supervised.js';
 import { replicationProviders } from '../nodes/replication/replication.js';
+import { roomsProviders } from '../nodes/rooms/admin-provider.js';
 import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
 import type { Logger } from '../telemetry/logger-api.js';
 
@@ -339,9 +340,9 @@ function createdSystemOptions(options: NodeOptions, rootName: string): ActorSyst
   return { ...base, logger: telemetry.logger, observer: telemetry };
 }
 
-/** Program supervisors (with their health), stream consumers, task pools, schedulers and replicators are part of every node's snapshot, unless a caller's provider replaces one. */
+/** Program supervisors (with their health), stream consumers, task pools, schedulers, replicators and rooms are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders()];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders(), ...roomsProviders()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 
