@@ -35,7 +35,7 @@ export const stderrLog: NodeLog = (level, event, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), event, ...fields })}\n`);
 };
 
-export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'observer' | 'streams' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'maxWriteRequests' | 'ops' | 'tasks' | 'maxBodyBytes' | 'bodyTimeoutMs'> {
+export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'observer' | 'streams' | 'nodes' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'maxWriteRequests' | 'ops' | 'tasks' | 'maxBodyBytes' | 'bodyTimeoutMs'> {
   /** Default 9710; 0 picks a free port (read it from `adminUrl`). */
   readonly port?: number;
   /** Default 127.0.0.1. Any other address needs `token` (startNode rejects with ADMIN_TOKEN_REQUIRED). */
@@ -352,7 +352,7 @@ const NODE_OPTION_KEYS: readonly (keyof NodeOptions)[] = [
 ];
 const ADMIN_SURFACE_KEYS: readonly (keyof AdminSurfaceOptions)[] = [
   'host', 'port', 'token', 'allowedHosts', 'headerTimeoutMs', 'maxConnections', 'maxRequests', 'maxWriteRequests', 'ops', 'tasks',
-  'maxBodyBytes', 'bodyTimeoutMs', 'observer', 'streams',
+  'maxBodyBytes', 'bodyTimeoutMs', 'observer', 'streams', 'nodes',
 ];
 const SNAPSHOT_KEYS: readonly string[] = ['maxSnapshotBytes', 'callTimeoutMs', 'snapshotTimeoutMs'];
 
