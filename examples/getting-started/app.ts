@@ -2,11 +2,12 @@
  * The getting-started app node: a cluster node (`molo/nodes`) that other nodes can call, a SQLite
  * file holding the app's table, the task queue and the scheduler's entries, and on the node's
  * system the application node of `molo/admin`: a supervision tree (the greeter, a task worker
- * pool, the scheduler) and the admin surface with the observer page at `/`.
+ * pool, the scheduler) and the admin surface with the observer page at `/`, which shows every
+ * connected node (the peer's tree through its admin actor).
  * A module of the example, not a program: main.ts runs it.
  */
 import { join } from 'node:path';
-import { startNode as startAppNode, type MoloNode } from 'molo/admin';
+import { clusterView, startNode as startAppNode, type MoloNode } from 'molo/admin';
 import { worker } from 'molo/behaviours';
 import { openScheduler, openTaskQueue, schedulerChild, taskWorkersChild, type Scheduler, type SqlTaskQueue } from 'molo/bus';
 import { openKv, openSqlite } from 'molo/data';
@@ -49,8 +50,9 @@ export async function startApp(options: { readonly dir: string; readonly secret:
         schedulerChild('scheduler', { queue, leaseStore }),
       ],
     },
-    // Port 0 picks a free port (node.adminUrl); `tasks` adds the queue's routes and its panel on the page.
-    admin: { port: 0, tasks: queue },
+    // Port 0 picks a free port (node.adminUrl); `tasks` adds the queue's routes and its panel on the page;
+    // `nodes` lists the connected nodes on the page, each with its supervision tree (the peer's too).
+    admin: { port: 0, tasks: queue, nodes: clusterView(cluster) },
     // The system is the cluster node's: main.ts stops that after this node, then exits.
     exitProcess: false,
   });

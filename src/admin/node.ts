@@ -11,6 +11,7 @@ import { Telemetry } from '../telemetry/telemetry.js';
 import { taskPoolsProvider } from '../bus/tasks/workers.js';
 import { schedulerProvider } from '../bus/scheduler/supervised.js';
 import { replicationProviders } from '../nodes/replication/replication.js';
+import { roomsProviders } from '../nodes/rooms/admin-provider.js';
 import { resolveLogger, type LoggerOption } from '../telemetry/logger.js';
 import type { Logger } from '../telemetry/logger-api.js';
 
@@ -34,7 +35,7 @@ export const stderrLog: NodeLog = (level, event, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: Date.now(), event, ...fields })}\n`);
 };
 
-export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'observer' | 'streams' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'maxWriteRequests' | 'ops' | 'tasks' | 'maxBodyBytes' | 'bodyTimeoutMs'> {
+export interface AdminSurfaceOptions extends Pick<AdminHttpOptions, 'token' | 'observer' | 'streams' | 'nodes' | 'allowedHosts' | 'headerTimeoutMs' | 'maxConnections' | 'maxRequests' | 'maxWriteRequests' | 'ops' | 'tasks' | 'maxBodyBytes' | 'bodyTimeoutMs'> {
   /** Default 9710; 0 picks a free port (read it from `adminUrl`). */
   readonly port?: number;
   /** Default 127.0.0.1. Any other address needs `token` (startNode rejects with ADMIN_TOKEN_REQUIRED). */
@@ -339,9 +340,9 @@ function createdSystemOptions(options: NodeOptions, rootName: string): ActorSyst
   return { ...base, logger: telemetry.logger, observer: telemetry };
 }
 
-/** Program supervisors (with their health), stream consumers, task pools, schedulers and replicators are part of every node's snapshot, unless a caller's provider replaces one. */
+/** Program supervisors (with their health), stream consumers, task pools, schedulers, replicators and rooms are part of every node's snapshot, unless a caller's provider replaces one. */
 function withDefaultProviders(providers: readonly SnapshotProvider[]): SnapshotProvider[] {
-  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders()];
+  const defaults = [programsProvider(ProgramSupervisor.status), streamConsumersProvider(), taskPoolsProvider(), schedulerProvider(), ...replicationProviders(), ...roomsProviders()];
   return [...defaults.filter((fallback) => !providers.some((provider) => provider.behaviour === fallback.behaviour)), ...providers];
 }
 
@@ -351,7 +352,7 @@ const NODE_OPTION_KEYS: readonly (keyof NodeOptions)[] = [
 ];
 const ADMIN_SURFACE_KEYS: readonly (keyof AdminSurfaceOptions)[] = [
   'host', 'port', 'token', 'allowedHosts', 'headerTimeoutMs', 'maxConnections', 'maxRequests', 'maxWriteRequests', 'ops', 'tasks',
-  'maxBodyBytes', 'bodyTimeoutMs', 'observer', 'streams',
+  'maxBodyBytes', 'bodyTimeoutMs', 'observer', 'streams', 'nodes',
 ];
 const SNAPSHOT_KEYS: readonly string[] = ['maxSnapshotBytes', 'callTimeoutMs', 'snapshotTimeoutMs'];
 

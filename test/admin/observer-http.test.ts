@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { Admin, startAdminHttp } from '../../src/admin/index.js';
-import { MAX_OBSERVER_PAGE_BYTES } from '../../src/admin/observer/assets.js';
+import { MAX_OBSERVER_PAGE_BYTES, observerAssets } from '../../src/admin/observer/assets.js';
 import type { ObserverFrame, ObserverSample } from '../../src/admin/observer/frame.js';
 import type { TreeSnapshot } from '../../src/admin/tree-snapshot.js';
 import { Supervisor } from '../../src/behaviours/index.js';
@@ -60,7 +60,10 @@ describe('the observer page', () => {
     const { node } = await startTestNode({ root: { children: [] }, admin: { port: 0, token: TOKEN } });
     let total = 0;
     const require = createRequire(import.meta.url);
-    for (const path of ['/', '/observer/observer.js', '/observer/observer.css', '/observer/uplot.js', '/observer/uplot.css']) {
+    const files = ['/', '/observer/observer-common.js', '/observer/observer-panels.js', '/observer/observer-actions.js', '/observer/observer.js', '/observer/observer.css', '/observer/uplot.js', '/observer/uplot.css'];
+    // Every file the page has is counted.
+    expect([...observerAssets().keys()].sort()).toEqual([...files].sort());
+    for (const path of files) {
       // No token: the files hold no data, and a browser cannot send one when it navigates.
       const response = await fetch(`${node.adminUrl}${path}`);
       expect(response.status, path).toBe(200);

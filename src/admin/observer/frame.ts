@@ -1,6 +1,8 @@
 /**
- * One look at the cluster, as the page draws it: every connected node's tree, the node links, the
- * task queues; and the figures the charts plot, turned into rates against the previous look.
+ * One look at the cluster, as the page draws it: every connected node's tree (with its sections:
+ * programs, stream consumers, task pools, replicators, rooms), the node links, the task queues; and
+ * the figures the charts plot (rates against the previous look, queue depth, consumer and
+ * replication lag).
  * Read only through public APIs: the admin actors (`Admin.tree`), the cluster view, `TaskQueue.queueInfo`.
  */
 import type { ActorRuntime, Ref } from '../../actors/index.js';
@@ -34,6 +36,8 @@ export interface ObserverSample {
   readonly tasksPerSec: number | null;
   readonly queueDepth: number;
   readonly consumerLag: number;
+  /** Entries the pull replicators of every tree are behind their peers, summed; null with no replicator. */
+  readonly replicationLag: number | null;
 }
 
 /** Running totals behind the rates. */
@@ -71,6 +75,7 @@ export async function look(sources: FrameSources, previous: Look | undefined): P
   const trees = await Promise.all(names.map((name) => treeOf(sources, name)));
   const totals = { messages: 0, restarts: 0, tasksDone: 0 };
   let consumerLag = 0;
+  let replicationLag: number | null = null;
   for (const tree of trees) {
     if (!('root' in tree) || tree.root === null) continue;
     walk(tree.root, (node) => {
@@ -80,6 +85,10 @@ export async function look(sources: FrameSources, previous: Look | undefined): P
     for (const entry of tree.sections.streams ?? []) {
       const lag = (entry.value as { lag?: unknown } | undefined)?.lag;
       if (typeof lag === 'number') consumerLag += lag;
+    }
+    for (const entry of tree.sections.replication ?? []) {
+      const status = entry.value as { direction?: unknown; lag?: unknown } | undefined;
+      if (status?.direction === 'pull' && typeof status.lag === 'number') replicationLag = (replicationLag ?? 0) + status.lag;
     }
   }
   let queueDepth = 0;
@@ -93,7 +102,7 @@ export async function look(sources: FrameSources, previous: Look | undefined): P
     // A restarted child's counters begin again, a purge lowers the counts: never a negative rate.
     return seconds <= 0 ? null : Math.max(0, (totals[key] - previous.totals[key]) / seconds);
   };
-  const sample: ObserverSample = { at, messagesPerSec: rate('messages'), restartsPerSec: rate('restarts'), tasksPerSec: rate('tasksDone'), queueDepth, consumerLag };
+  const sample: ObserverSample = { at, messagesPerSec: rate('messages'), restartsPerSec: rate('restarts'), tasksPerSec: rate('tasksDone'), queueDepth, consumerLag, replicationLag };
   return { frame: { at, node: sources.runtime.node, links, trees, queues, sample }, totals };
 }
 

@@ -5,14 +5,14 @@
  * presence, status.
  */
 import type { ActorRuntime, Ref } from '../../actors/index.js';
-import { GenServer, Supervisor, worker } from '../../behaviours/index.js';
+import { GenServer, Supervisor, worker, type ChildSpec } from '../../behaviours/index.js';
 import type { BusItem } from '../bus/index.js';
 import { RoomsHub } from './hub.js';
 import { roomsMetrics } from './metrics.js';
 import { resolveRooms, type RoomsOptions } from './options.js';
 import type { PresenceEntry } from './presence.js';
 import { DirectBridge, RoomBridge } from './room-bridge.js';
-import { RoomSocketServer, type RoomsStatus } from './socket-server.js';
+import { RoomSocketServer, type RoomsDetail, type RoomsStatus } from './socket-server.js';
 
 export interface Rooms {
   readonly instance: string;
@@ -24,12 +24,19 @@ export interface Rooms {
   sendTo(socket: string, data: unknown): Promise<void>;
   presence(room: string): Promise<PresenceEntry[]>;
   status(): Promise<RoomsStatus>;
+  /** The status with the largest rooms and the slowest sockets (what the admin tree's `sections.rooms` shows). */
+  detail(): Promise<RoomsDetail>;
   stop(): Promise<void>;
+}
+
+/** How startRooms starts its supervisor: `link` to a parent (a supervisor's child start, see roomsChild). */
+export interface RoomsStartOptions {
+  readonly link?: Ref;
 }
 
 let started = 0;
 
-export async function startRooms(system: ActorRuntime, options: RoomsOptions): Promise<Rooms> {
+export async function startRooms(system: ActorRuntime, options: RoomsOptions, start: RoomsStartOptions = {}): Promise<Rooms> {
   const config = resolveRooms(options);
   const hub = new RoomsHub(config);
   const metrics = roomsMetrics(options.metrics);
@@ -66,7 +73,7 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
       worker('direct', () => new DirectBridge(hub), { server: { trapExit: true } }),
       worker('server', () => new RoomSocketServer(hub, (p) => (port = p)), { server: { name: server, trapExit: true } }),
     ],
-  });
+  }, start.link === undefined ? {} : { link: start.link });
   return {
     instance: config.instance,
     get port() {
@@ -77,10 +84,30 @@ export async function startRooms(system: ActorRuntime, options: RoomsOptions): P
     broadcast: (room, data, opts) => hub.broadcast(room, data, opts),
     sendTo: (socket, data) => hub.sendTo(socket, data),
     presence: async (room) => (config.presence === undefined ? [] : config.presence.list(room)),
-    status: () => GenServer.call<RoomSocketServer>(system, server, 'status'),
+    status: () => GenServer.call<RoomSocketServer>(system, server, 'status') as Promise<RoomsStatus>,
+    detail: () => GenServer.call<RoomSocketServer>(system, server, 'detail') as Promise<RoomsDetail>,
     stop: async () => {
       metrics?.remove(hub);
       await Supervisor.stop(system, supervisor);
     },
   };
+}
+
+/**
+ * The rooms of this instance as a supervisor's child (a node's root, say), so that they are in the
+ * admin tree and the observer's rooms panel: `current` is the running instance's handle (a new
+ * one after a restart; undefined before the first start).
+ */
+export function roomsChild(id: string, options: RoomsOptions): ChildSpec & { readonly current: Rooms | undefined } {
+  let current: Rooms | undefined;
+  const spec: ChildSpec = {
+    id,
+    type: 'supervisor',
+    start: async ({ system, parent }) => {
+      current = await startRooms(system, options, { link: parent });
+      return current.supervisor;
+    },
+  };
+  // Not enumerable: it rides along for the caller, it is not a child-spec key (those are checked).
+  return Object.defineProperty(spec, 'current', { get: () => current, enumerable: false }) as ChildSpec & { readonly current: Rooms | undefined };
 }

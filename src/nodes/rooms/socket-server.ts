@@ -24,7 +24,20 @@ export interface RoomsStatus {
   readonly counters: Readonly<Record<string, number>>;
 }
 
-export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
+/** Rooms and slow sockets `detail` lists at most (the largest and the slowest first). */
+export const ROOMS_DETAIL_LIMITS = { rooms: 100, sockets: 20 } as const;
+
+/** What the admin tree shows of an instance (`sections.rooms`): its status, its largest rooms and its slowest sockets. */
+export interface RoomsDetail extends RoomsStatus {
+  /** Rooms with local members, by member count, at most `ROOMS_DETAIL_LIMITS.rooms`. */
+  readonly roomList: readonly { readonly room: string; readonly sockets: number }[];
+  /** Sockets with frames queued, the most queued first, at most `ROOMS_DETAIL_LIMITS.sockets`. */
+  readonly slowSockets: readonly { readonly socket: string; readonly rooms: number; readonly queued: number }[];
+  /** One socket's send queue cap (`sendQueueMax`). */
+  readonly sendQueueMax: number;
+}
+
+export class RoomSocketServer extends GenServer<'status' | 'detail', RoomsStatus | RoomsDetail> {
   #http: Server | undefined;
   #wss: WebSocketServer | undefined;
   #timers: NodeJS.Timeout[] = [];
@@ -58,10 +71,15 @@ export class RoomSocketServer extends GenServer<'status', RoomsStatus> {
     }
   }
 
-  override handleCall(): RoomsStatus {
+  override handleCall(request: 'status' | 'detail'): RoomsStatus | RoomsDetail {
     let queued = 0;
     for (const conn of this.hub.conns.values()) queued += conn.queued;
-    return { instance: this.hub.config.instance, port: (this.#http?.address() as AddressInfo | null)?.port ?? 0, sockets: this.hub.conns.size, rooms: this.hub.rooms.size, queued, counters: { ...this.hub.counters } };
+    const status = { instance: this.hub.config.instance, port: (this.#http?.address() as AddressInfo | null)?.port ?? 0, sockets: this.hub.conns.size, rooms: this.hub.rooms.size, queued, counters: { ...this.hub.counters } };
+    if (request !== 'detail') return status;
+    const roomList = [...this.hub.rooms].map(([room, entry]) => ({ room, sockets: entry.members.size })).sort((a, b) => b.sockets - a.sockets || (a.room < b.room ? -1 : 1));
+    const slowSockets = [...this.hub.conns.values()].filter((conn) => conn.queued > 0).map((conn) => ({ socket: conn.id, rooms: conn.rooms.size, queued: conn.queued }));
+    slowSockets.sort((a, b) => b.queued - a.queued);
+    return { ...status, roomList: roomList.slice(0, ROOMS_DETAIL_LIMITS.rooms), slowSockets: slowSockets.slice(0, ROOMS_DETAIL_LIMITS.sockets), sendQueueMax: this.hub.config.sendQueueMax };
   }
 
   override async terminate(): Promise<void> {

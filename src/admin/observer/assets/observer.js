@@ -1,24 +1,19 @@
 // The Molo observer page: follows /events (Server-Sent Events read with fetch, so that the bearer
 // token can be sent: EventSource cannot send headers), draws what each frame says, and posts
-// operator actions. Plain browser JavaScript, no build step; uPlot is loaded beside it.
+// operator actions (observer-actions.js). Plain browser JavaScript, no build step; uPlot is loaded
+// beside it, the helpers (observer-common.js) and the extra panels (observer-panels.js) before it.
 'use strict';
 (() => {
-  const TOKEN_KEY = 'molo.admin.token';
+  const { TOKEN_KEY, $, esc, num, token, authHeaders, put, table, panels, hooks } = window.Molo;
   const MAX_POINTS = 3600;
-  const $ = (id) => document.getElementById(id);
-  const esc = (value) => String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-  const num = (value) => (value === null || value === undefined ? '—' : typeof value === 'number' ? String(Math.round(value * 100) / 100) : esc(value));
 
   let controller;
   let retryTimer;
-  const rendered = new Map();
-  const series = { t: [], messages: [], restarts: [], tasks: [], depth: [], lag: [] };
+  const series = { t: [], messages: [], restarts: [], tasks: [], depth: [], lag: [], replication: [] };
   let rateChart;
   let depthChart;
   let lastFrame;
 
-  const token = () => sessionStorage.getItem(TOKEN_KEY) ?? '';
-  const authHeaders = () => (token() === '' ? {} : { authorization: `Bearer ${token()}` });
   const setStatus = (text) => ($('status').textContent = text);
 
   function showLogin(message) {
@@ -103,8 +98,8 @@
       setStatus('live');
       lastFrame = data;
       addSample(data.sample);
-      drawCharts();
       render(data);
+      drawCharts();
     }
   }
 
@@ -115,6 +110,7 @@
     series.tasks.push(sample.tasksPerSec);
     series.depth.push(sample.queueDepth);
     series.lag.push(sample.consumerLag);
+    series.replication.push(sample.replicationLag ?? null);
     if (series.t.length > MAX_POINTS) for (const key of Object.keys(series)) series[key].shift();
   }
 
@@ -128,32 +124,7 @@
     }
     rateChart.setData([series.t, series.messages, series.restarts, series.tasks]);
     depthChart.setData([series.t, series.depth, series.lag]);
-  }
-
-  // A section is rewritten only when its markup changed, and then row by row where its shape is
-  // the same: a button stays the same element under the pointer while counters around it move.
-  const shapeOf = (html) => html.replace(/<tr[\s\S]*?<\/tr>/g, '<tr>');
-  function put(id, html) {
-    const before = rendered.get(id);
-    if (before === html) return;
-    rendered.set(id, html);
-    const element = $(id);
-    if (before === undefined || shapeOf(before) !== shapeOf(html)) {
-      element.innerHTML = html;
-      return;
-    }
-    const next = document.createElement('template');
-    next.innerHTML = html;
-    const fresh = next.content.querySelectorAll('tr');
-    element.querySelectorAll('tr').forEach((row, i) => {
-      if (row.outerHTML !== fresh[i].outerHTML) row.replaceWith(fresh[i]);
-    });
-  }
-
-  function table(head, rows, empty) {
-    if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
-    const th = head.map((h) => `<th${h.num ? ' class="num"' : ''}>${esc(h.label ?? h)}</th>`).join('');
-    return `<table><thead><tr>${th}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+    hooks.drawReplication?.(series.t, series.replication);
   }
 
   function render(frame) {
@@ -163,6 +134,7 @@
     renderPrograms(frame);
     renderQueues(frame);
     renderStreams(frame);
+    for (const panel of panels) panel(frame);
   }
 
   function renderNodes(frame) {
@@ -176,7 +148,7 @@
     const parts = frame.trees.map((tree) => {
       if (tree.error !== undefined && tree.root === undefined) return `<h3>${esc(tree.node)}</h3><p class="error">${esc(tree.error.code)}: ${esc(tree.error.message)}</p>`;
       const rows = [];
-      if (tree.root !== null) collectRows(tree.node, tree.root, 0, rows, filter);
+      if (tree.root !== null) collectRows(tree.node, tree.root, 0, rows, filter, tree.sections ?? {});
       const note = tree.truncated ? `<p class="error">truncated: ${num(tree.omitted)} children left out</p>` : '';
       return `<div class="tree" data-node="${esc(tree.node)}"><h3>${esc(tree.node)}</h3>${note}${table(
         ['path', 'state', { label: 'restarts', num: true }, { label: 'intensity left', num: true }, { label: 'mailbox', num: true }, { label: 'handled', num: true }, 'behaviour', 'ref', ''],
@@ -187,17 +159,26 @@
     put('trees-view', parts.join(''));
   }
 
-  function collectRows(node, item, depth, rows, filter) {
+  // A simple_one_for_one group scales by its children; a task pool (its fetcher's row) by its concurrency.
+  function scaleButton(item, target, sections) {
+    if (item.supervisor?.strategy === 'simple_one_for_one') return ` <button data-scale data-kind="group" data-count="${esc(item.children?.length)}" ${target}>Scale</button>`;
+    if (item.section !== 'tasks') return '';
+    const pool = (sections.tasks ?? []).find((entry) => entry.path === item.path)?.value;
+    return ` <button data-scale data-kind="task-pool" data-count="${esc(pool?.concurrency)}" ${target}>Scale</button>`;
+  }
+
+  function collectRows(node, item, depth, rows, filter, sections) {
     const behaviour = item.process?.behaviour ?? '';
     const matches = filter === '' || item.path.toLowerCase().includes(filter) || behaviour.toLowerCase().includes(filter);
     if (matches) {
       const sup = item.supervisor;
       const mailbox = item.process === null ? '—' : `${item.process.mailboxLength}/${item.process.mailboxCapacity}`;
       const label = depth === 0 ? 'root' : item.id ?? item.ref ?? '?';
+      const target = `data-node="${esc(node)}" data-path="${esc(item.path)}"`;
       const actions =
-        depth === 0
+        (depth === 0
           ? ''
-          : `${item.id === null ? '' : `<button data-act="child/restart" data-node="${esc(node)}" data-path="${esc(item.path)}">Restart</button> `}<button data-act="child/terminate" data-node="${esc(node)}" data-path="${esc(item.path)}">Terminate</button>`;
+          : `${item.id === null ? '' : `<button data-act="child/restart" ${target}>Restart</button> `}<button data-act="child/terminate" ${target}>Terminate</button>`) + scaleButton(item, target, sections);
       rows.push(
         `<tr data-node="${esc(node)}" data-path="${esc(item.path)}"><td style="padding-left:${0.5 + depth * 1.2}rem" title="${esc(item.path)}">${esc(label)}${item.type === 'supervisor' ? ' ▾' : ''}</td>` +
           `<td class="state state-${esc(item.state)}">${esc(item.state)}</td><td class="num restarts">${num(item.restartCount)}</td>` +
@@ -205,7 +186,7 @@
           `<td class="num">${num(item.process?.messagesHandled)}</td><td>${esc(behaviour)}${item.error ? ` <span class="error">${esc(item.error.code)}</span>` : ''}</td><td class="ref">${esc(item.ref ?? '')}</td><td>${actions}</td></tr>`,
       );
     }
-    for (const child of item.children ?? []) collectRows(node, child, depth + 1, rows, filter);
+    for (const child of item.children ?? []) collectRows(node, child, depth + 1, rows, filter, sections);
   }
 
   function renderPrograms(frame) {
@@ -238,10 +219,11 @@
     for (const tree of frame.trees) {
       for (const entry of tree.sections?.streams ?? []) {
         const s = entry.value ?? {};
-        rows.push(`<tr><td>${esc(tree.node)}</td><td>${esc(s.stream)}</td><td>${esc(s.consumer)}</td><td class="num">${num(s.lag)}</td><td class="num">${num(s.pending)}</td><td class="num">${num(s.acked)}</td><td class="num">${num(s.failed)}</td><td>${entry.error ? esc(entry.error.code) : esc(s.lastError ?? '')}</td></tr>`);
+        const seek = s.stream === undefined ? '' : seekButton(s.stream, s.consumer);
+        rows.push(`<tr data-stream="${esc(s.stream)}" data-consumer="${esc(s.consumer)}"><td>${esc(tree.node)}</td><td>${esc(s.stream)}</td><td>${esc(s.consumer)}</td><td class="num">${num(s.lag)}</td><td class="num">${num(s.pending)}</td><td class="num">${num(s.acked)}</td><td class="num">${num(s.failed)}</td><td>${entry.error ? esc(entry.error.code) : esc(s.lastError ?? '')}</td><td>${seek}</td></tr>`);
       }
     }
-    put('streams-view', table(['node', 'stream', 'consumer', { label: 'lag', num: true }, { label: 'pending', num: true }, { label: 'acked', num: true }, { label: 'failed', num: true }, 'error'], rows, 'no stream consumers'));
+    put('streams-view', table(['node', 'stream', 'consumer', { label: 'lag', num: true }, { label: 'pending', num: true }, { label: 'acked', num: true }, { label: 'failed', num: true }, 'error', ''], rows, 'no stream consumers'));
   }
 
   // The process view: like observer's process list, read from /processes (or /nodes/<name>/processes)
@@ -303,53 +285,35 @@
     if (response.status === 404) return put('stream-list', '<p class="empty">this surface has no stream store</p>');
     if (!response.ok) return;
     const { streams } = await response.json();
-    const rows = streams.map((s) => `<tr data-stream="${esc(s.name)}"><td>${esc(s.name)}</td><td class="num">${num(s.messages)}</td><td class="num">${num(s.bytes)}</td><td class="num">${num(s.lastSeq)}</td><td class="num">${num(s.consumers)}</td><td><button data-view="${esc(s.name)}">View</button></td></tr>`);
+    const rows = streams.map((s) => `<tr data-stream="${esc(s.name)}"><td>${esc(s.name)}</td><td class="num">${num(s.messages)}</td><td class="num">${num(s.bytes)}</td><td class="num">${num(s.lastSeq)}</td><td class="num">${num(s.consumers)}</td><td><button data-view="${esc(s.name)}">View</button> <button data-purge="${esc(s.name)}">Purge…</button></td></tr>`);
     put('stream-list', table(['stream', { label: 'messages', num: true }, { label: 'bytes', num: true }, { label: 'last seq', num: true }, { label: 'consumers', num: true }, ''], rows, 'no streams'));
   }
 
+  const seekButton = (stream, consumer) => `<button data-seek-stream="${esc(stream)}" data-seek-consumer="${esc(consumer)}">Seek…</button>`;
+  let viewing;
+
+  // View: the stream's consumers (with Seek) and its last 50 messages.
   async function viewStream(name) {
-    const response = await fetch(`/streams/${encodeURIComponent(name)}/messages?limit=50`, { headers: authHeaders(), cache: 'no-store' });
+    viewing = name;
+    const [response, detail] = await Promise.all([
+      fetch(`/streams/${encodeURIComponent(name)}/messages?limit=50`, { headers: authHeaders(), cache: 'no-store' }),
+      fetch(`/streams/${encodeURIComponent(name)}`, { headers: authHeaders(), cache: 'no-store' }).then((r) => (r.ok ? r.json() : { consumers: [] })).catch(() => ({ consumers: [] })),
+    ]);
     const body = await response.json().catch(() => ({}));
     if (!response.ok) return put('stream-messages', `<p class="error">${esc(body.error?.code ?? response.status)}</p>`);
+    const consumers = detail.consumers.map((c) => `<tr data-consumer="${esc(c.name)}"><td>${esc(c.name)}</td><td class="num">${num(c.ackFloor)}</td><td class="num next-seq">${num(c.nextSeq)}</td><td class="num">${num(c.pending)}</td><td class="num">${num(c.lag)}</td><td>${seekButton(name, c.name)}</td></tr>`);
+    const consumerTable = table(['consumer', { label: 'ack floor', num: true }, { label: 'next seq', num: true }, { label: 'pending', num: true }, { label: 'lag', num: true }, ''], consumers, 'no consumers');
     const shown = (m) => (m.value !== undefined ? JSON.stringify(m.value) : m.text !== undefined ? m.text : `base64:${m.base64}`);
     const rows = body.messages.map((m) => `<tr data-seq="${m.seq}"><td class="num">${m.seq}</td><td>${esc(new Date(m.time).toISOString())}</td><td>${esc(m.encoding)}</td><td>${esc(m.headers === null ? '' : JSON.stringify(m.headers))}</td><td class="payload">${esc(shown(m))}${m.truncated ? ' …' : ''}</td></tr>`);
-    put('stream-messages', `<h3>${esc(name)}: last messages</h3>${table([{ label: 'seq', num: true }, 'time', 'encoding', 'headers', 'payload'], rows, 'no messages')}`);
+    put('stream-messages', `<h3>${esc(name)}: consumers</h3><div class="stream-consumers">${consumerTable}</div><h3>${esc(name)}: last messages</h3>${table([{ label: 'seq', num: true }, 'time', 'encoding', 'headers', 'payload'], rows, 'no messages')}`);
   }
 
-  async function post(url, body, label) {
-    const result = $('action-result');
-    result.className = '';
-    result.textContent = `${label}…`;
-    let response;
-    try {
-      response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body: JSON.stringify(body) });
-    } catch (error) {
-      result.className = 'refused';
-      result.textContent = `${label}: unreachable (${error.message})`;
-      return;
-    }
-    const answer = await response.json().catch(() => ({}));
-    if (response.ok) {
-      result.textContent = `${label}: done`;
-      return;
-    }
-    result.className = 'refused';
-    result.textContent = `${label}: refused, ${response.status} ${answer.error?.code ?? ''} ${answer.error?.message ?? ''}`.trim();
-  }
-
-  document.addEventListener('click', (event) => {
-    const view = event.target.closest('button[data-view]');
-    if (view !== null) return void viewStream(view.dataset.view);
-    const button = event.target.closest('button[data-act], button[data-task]');
-    if (button === null) return;
-    const d = button.dataset;
-    if (d.task !== undefined) {
-      void post(`/tasks/queues/${encodeURIComponent(d.queue)}/${d.task}`, {}, `${d.task} ${d.queue}`);
-      return;
-    }
-    const body = { node: d.node, path: d.path, ...(d.program === undefined ? {} : { program: d.program }) };
-    void post(`/actions/${d.act}`, body, `${d.act.replace('/', ' ')} ${d.program ?? d.path} on ${d.node}`);
-  });
+  hooks.viewStream = viewStream;
+  // After a purge or a seek: the list and the stream on view show the change at once.
+  hooks.streamsChanged = (stream) => {
+    void loadStreams();
+    if (viewing === stream) void viewStream(stream);
+  };
 
   $('login').addEventListener('submit', (event) => {
     event.preventDefault();
