@@ -60,7 +60,7 @@ describe('the observer page', () => {
     const { node } = await startTestNode({ root: { children: [] }, admin: { port: 0, token: TOKEN } });
     let total = 0;
     const require = createRequire(import.meta.url);
-    const files = ['/', '/observer/observer-common.js', '/observer/observer-panels.js', '/observer/observer-actions.js', '/observer/observer.js', '/observer/observer.css', '/observer/uplot.js', '/observer/uplot.css'];
+    const files = ['/', '/observer/observer-common.js', '/observer/observer-panels.js', '/observer/observer-actions.js', '/observer/observer-tasks.js', '/observer/observer.js', '/observer/observer.css', '/observer/uplot.js', '/observer/uplot.css'];
     // Every file the page has is counted.
     expect([...observerAssets().keys()].sort()).toEqual([...files].sort());
     for (const path of files) {

@@ -21,6 +21,7 @@ const OWN: Readonly<Record<string, readonly [string, string]>> = {
   '/observer/observer-common.js': ['observer-common.js', 'text/javascript; charset=utf-8'],
   '/observer/observer-panels.js': ['observer-panels.js', 'text/javascript; charset=utf-8'],
   '/observer/observer-actions.js': ['observer-actions.js', 'text/javascript; charset=utf-8'],
+  '/observer/observer-tasks.js': ['observer-tasks.js', 'text/javascript; charset=utf-8'],
   '/observer/observer.js': ['observer.js', 'text/javascript; charset=utf-8'],
   '/observer/observer.css': ['observer.css', 'text/css; charset=utf-8'],
 };

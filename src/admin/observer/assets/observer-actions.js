@@ -40,7 +40,7 @@
     if (d.purge !== undefined) return void purge(d.purge);
     if (d.seekConsumer !== undefined) return void seek(d.seekStream, d.seekConsumer);
     if (d.scale !== undefined) return void scale(d);
-    if (d.task !== undefined) return void post(`/tasks/queues/${enc(d.queue)}/${d.task}`, {}, `${d.task} ${d.queue}`);
+    if (d.task !== undefined) return void post(`/tasks/queues/${enc(d.queue)}/${d.task}`, {}, `${d.task} ${d.queue}`).then((ok) => ok && hooks.tasksChanged?.());
     if (d.act === undefined) return;
     const body = { node: d.node, path: d.path, ...(d.program === undefined ? {} : { program: d.program }) };
     void post(`/actions/${d.act}`, body, `${d.act.replace('/', ' ')} ${d.program ?? d.path} on ${d.node}`);

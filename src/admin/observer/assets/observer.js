@@ -208,7 +208,8 @@
     if (frame.queues === null) return put('queues-view', '<p class="empty">this surface has no task queue</p>');
     const states = ['queued', 'leased', 'running', 'failed-retryable', 'succeeded', 'failed-permanent', 'dead-lettered', 'cancelled'];
     const rows = frame.queues.map((q) => {
-      const button = q.paused ? `<button data-task="resume" data-queue="${esc(q.name)}">Resume</button>` : `<button data-task="pause" data-queue="${esc(q.name)}">Pause</button>`;
+      const pause = q.paused ? `<button data-task="resume" data-queue="${esc(q.name)}">Resume</button>` : `<button data-task="pause" data-queue="${esc(q.name)}">Pause</button>`;
+      const button = `${pause} <button data-tasks-view="${esc(q.name)}">Tasks</button>`;
       return `<tr data-queue="${esc(q.name)}"><td>${esc(q.name)}</td><td class="${q.paused ? 'paused' : 'state-running'} queue-state">${q.paused ? 'paused' : 'active'}</td><td class="num">${num(q.depth)}</td>${states.map((s) => `<td class="num">${num(q.counts[s])}</td>`).join('')}<td class="num">${num(q.deadLetters)}</td><td>${button}</td></tr>`;
     });
     put('queues-view', table(['queue', 'state', { label: 'depth', num: true }, ...states.map((s) => ({ label: s, num: true })), { label: 'DLQ', num: true }, ''], rows, 'no queues'));
