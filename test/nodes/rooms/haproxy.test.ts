@@ -35,8 +35,9 @@ describe('behind HAProxy', () => {
   });
 
   it.skipIf(!existsSync(HAPROXY))('sockets on both instances; broadcast once; SIGKILL one: its sockets reconnect to the survivor and catch up exactly', { timeout: 50_000 }, async () => {
-    const [front, pa, pb] = [await freePort(), await freePort(), await freePort()];
-    const [a, b] = await Promise.all([startInstance(fresh, 'a', pa, spawned), startInstance(fresh, 'b', pb, spawned)]);
+    const [first, second] = await Promise.all([startInstance(fresh, 'a', spawned), startInstance(fresh, 'b', spawned)]);
+    const [a, b, pa, pb] = [first.child, second.child, first.port, second.port];
+    const front = await freePort();
     const cfg = join(dir, 'haproxy.cfg');
     writeFileSync(cfg, haproxyConfig(front, pa, pb));
     const haproxy = spawn(HAPROXY, ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -13,8 +13,12 @@ import { projectRoot } from '../../support/run-script.js';
 import { sleep } from '../../support/systems.js';
 import { Client } from './support.js';
 
-export function startInstance(fresh: FreshDatabase, name: string, port: number, spawned: Set<ChildProcess>): Promise<ChildProcess> {
-  const child = fork(join('test/nodes/rooms/fixtures/instance.ts'), [fresh.database, name, String(port)], {
+/**
+ * Starts instance `name` on a port of its own choosing (port 0: a port picked here and bound later
+ * could be taken by a test running beside this one); resolves with the process and the port it listens on.
+ */
+export function startInstance(fresh: FreshDatabase, name: string, spawned: Set<ChildProcess>): Promise<{ readonly child: ChildProcess; readonly port: number }> {
+  const child = fork(join('test/nodes/rooms/fixtures/instance.ts'), [fresh.database, name, '0'], {
     cwd: projectRoot,
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, MOLO_PG_HOST: fresh.host, MOLO_PG_PORT: String(fresh.port), MOLO_PG_USER: fresh.user },
@@ -22,7 +26,7 @@ export function startInstance(fresh: FreshDatabase, name: string, port: number, 
   });
   spawned.add(child);
   return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
+    child.once('message', (message: { ready: number }) => resolve({ child, port: message.ready }));
     child.once('exit', (code) => reject(new Error(`instance ${name} exited (${String(code)})`)));
   });
 }

@@ -43,8 +43,9 @@ describe('behind nginx', () => {
   });
 
   it.skipIf(!existsSync(NGINX))('sockets on both instances; broadcast once; SIGKILL one: its sockets reconnect to the survivor and catch up exactly', { timeout: 50_000 }, async () => {
-    const [front, pa, pb] = [await freePort(), await freePort(), await freePort()];
-    const [a, b] = await Promise.all([startInstance(fresh, 'a', pa, spawned), startInstance(fresh, 'b', pb, spawned)]);
+    const [first, second] = await Promise.all([startInstance(fresh, 'a', spawned), startInstance(fresh, 'b', spawned)]);
+    const [a, b, pa, pb] = [first.child, second.child, first.port, second.port];
+    const front = await freePort();
     const runDir = join(dir, 'run');
     mkdirSync(runDir);
     const cfg = join(dir, 'nginx.conf');
