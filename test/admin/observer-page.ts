@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { ObserverFrame } from '../../src/admin/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
@@ -52,4 +53,32 @@ export async function clickAnswering(page: Page, selector: string, answer: strin
   await page.locator(selector).click();
   await handled;
   return message;
+}
+
+/** The first frame of a surface's `/events` that passes `check` (with `token` as the bearer, where the surface has one). */
+export async function frameWhere(url: string, check: (frame: ObserverFrame) => boolean, options: { readonly token?: string; readonly timeoutMs?: number } = {}): Promise<ObserverFrame> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 10_000);
+  try {
+    const headers: Record<string, string> = options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
+    const response = await fetch(`${url}/events`, { headers, signal: controller.signal });
+    expect(response.status).toBe(200);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (!block.startsWith('event: frame')) continue;
+        const frame = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as ObserverFrame;
+        if (check(frame)) return frame;
+      }
+    }
+    throw new Error('the event stream ended');
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
 }

@@ -21,7 +21,7 @@ import { nodeBus, Replication, roomsChild, ROOM_SOCKET_SERVER_BEHAVIOUR, type Bu
 import { RoomSocketServer } from '../../src/nodes/rooms/socket-server.js';
 import { testNode } from '../nodes/support.js';
 import { Client } from '../nodes/rooms/support.js';
-import { openObserver, type OpenPage } from './observer-page.js';
+import { frameWhere, openObserver, type OpenPage } from './observer-page.js';
 
 const TOKEN = 'observer-panels-token-0123456789';
 const Note = defineModel('notes', { id: field.int64().primaryKey(), body: field.text(), version: field.int64() }, { version: 'version', replicated: { policy: 'optimistic' } });
@@ -39,32 +39,6 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** The first frame of `/events` that passes `check`. */
-async function frameWhere(url: string, check: (frame: ObserverFrame) => boolean, timeoutMs = 10_000): Promise<ObserverFrame> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  try {
-    const response = await fetch(`${url}/events`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: controller.signal });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (!block.startsWith('event: frame')) continue;
-        const frame = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as ObserverFrame;
-        if (check(frame)) return frame;
-      }
-    }
-    throw new Error('the event stream ended');
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
   }
 }
 
@@ -114,7 +88,7 @@ describe('the observer page’s replication and rooms panels', () => {
       await until('frames queued for the slow socket', async () => (await rooms.current!.detail()).queued > 0);
 
       // The live frame: the lag in the sample, the replicators and rooms in b's tree.
-      const frame = await frameWhere(app.adminUrl!, (f) => f.sample.replicationLag === 10 && (f.trees[0] as unknown as { sections: Record<string, unknown[]> }).sections['rooms']?.length === 1);
+      const frame = await frameWhere(app.adminUrl!, (f) => f.sample.replicationLag === 10 && (f.trees[0] as unknown as { sections: Record<string, unknown[]> }).sections['rooms']?.length === 1, { token: TOKEN });
       const sections = (frame.trees[0] as unknown as { sections: Record<string, { value: any }[]> }).sections;
       expect(sections['replication']!.map((entry) => entry.value.direction).sort()).toEqual(['pull', 'push']);
       expect(sections['replication']!.find((entry) => entry.value.direction === 'pull')!.value).toMatchObject({ peer: aNode.name, state: 'stalled', lag: 10, cursor: 0, head: 10 });

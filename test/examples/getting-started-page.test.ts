@@ -10,35 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObserverFrame, TreeSnapshot } from '../../src/admin/index.js';
-import { openObserver, type OpenPage } from '../admin/observer-page.js';
+import { frameWhere, openObserver, type OpenPage } from '../admin/observer-page.js';
 import { projectRoot, TS_NODE_ARGS } from '../support/run-script.js';
-
-/** The first frame of `/events` (this surface has no token: loopback only) that passes `check`. */
-async function frameWhere(url: string, check: (frame: ObserverFrame) => boolean, timeoutMs = 15_000): Promise<ObserverFrame> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  try {
-    const response = await fetch(`${url}/events`, { signal: controller.signal });
-    expect(response.status).toBe(200);
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (!block.startsWith('event: frame')) continue;
-        const frame = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as ObserverFrame;
-        if (check(frame)) return frame;
-      }
-    }
-    throw new Error('the event stream ended');
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
-}
 
 describe('examples/getting-started: the observer page', () => {
   it('lists the app node and the peer, each with its supervision tree', { timeout: 60_000 }, async () => {
@@ -59,7 +32,7 @@ describe('examples/getting-started: the observer page', () => {
       const app = /app node (app@127\.0\.0\.1:\d+) up/.exec(output)![1]!;
       const peer = /peer node (peer@127\.0\.0\.1:\d+) up/.exec(output)![1]!;
 
-      const frame = await frameWhere(url, (f) => f.trees.length === 2 && f.trees.every((tree) => 'root' in tree));
+      const frame = await frameWhere(url, (f) => f.trees.length === 2 && f.trees.every((tree) => 'root' in tree), { timeoutMs: 15_000 });
       expect(frame.node).toBe(app);
       expect(frame.links!.map((link) => [link.name, link.state])).toEqual([
         [app, 'self'],

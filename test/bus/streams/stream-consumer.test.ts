@@ -13,6 +13,17 @@ import { eventually, sleep, testSystem } from '../../support/systems.js';
 import { publishMany, STREAM_BACKENDS } from './stores.js';
 import { eventuallyAsync } from '../../data/kv/stores.js';
 
+/** A handler that runs until its signal aborts, recording `<seq>:<reason>` in `aborted`. */
+function untilAborted(aborted: string[]): (d: Delivery, signal: AbortSignal) => Promise<void> {
+  return (d, signal) =>
+    new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => {
+        aborted.push(`${d.seq}:${String((signal.reason as Error).message ?? signal.reason)}`);
+        resolve();
+      });
+    });
+}
+
 describe.each(STREAM_BACKENDS)('StreamConsumer on $name', (backend) => {
   let store: SqlStreamStore;
 
@@ -77,13 +88,7 @@ describe.each(STREAM_BACKENDS)('StreamConsumer on $name', (backend) => {
       consumer: 'c',
       handlerTimeoutMs: 100,
       backoff: { initialMs: 60_000 },
-      handler: (d, signal) =>
-        new Promise<void>((resolve) => {
-          signal.addEventListener('abort', () => {
-            aborted.push(`${d.seq}:${String((signal.reason as Error).message ?? signal.reason)}`);
-            resolve();
-          });
-        }),
+      handler: untilAborted(aborted),
     });
     await store.publish('s', Buffer.from('slow'));
     await eventually(() => aborted.length === 1, 5_000, 'timeout abort');
@@ -107,13 +112,7 @@ describe.each(STREAM_BACKENDS)('StreamConsumer on $name', (backend) => {
       consumer: 'c',
       handlerTimeoutMs: 1_000,
       backoff: { initialMs: 60_000 },
-      handler: (d, signal) =>
-        new Promise<void>((resolve) => {
-          signal.addEventListener('abort', () => {
-            aborted.push(`${d.seq}:${String((signal.reason as Error).message ?? signal.reason)}`);
-            resolve();
-          });
-        }),
+      handler: untilAborted(aborted),
     });
     await store.publish('s', Buffer.from('slow'));
     await eventuallyAsync(async () => (await StreamConsumer.status(system, ref)).inFlight === 1, 5_000, 'handler running');
