@@ -33,7 +33,7 @@ export interface PoolOptions<C extends DriverConnection> {
   readonly logger?: Logger;
   /** Runs on every new connection before it is used (re-LISTEN after a reconnect, say). */
   readonly onConnect?: (conn: C) => Promise<void> | void;
-  /** Checkout and ready timeouts, reconnect backoff, idle and lifetime reaping follow it (the system's clock). */
+  /** Checkout and ready timeouts, reconnect backoff, idle and lifetime reaping follow it (the system's clock; ages on its monotonic `now`). */
   readonly clock?: Clock;
 }
 
@@ -185,7 +185,7 @@ export class Pool<C extends DriverConnection> {
     }
     if (best === undefined || best.conn.inFlight > 0) this.grow();
     if (best === undefined) return undefined;
-    const now = this.clock.wallNow();
+    const now = this.clock.now();
     // A connection idle long enough to have died quietly is pinged before it carries statements again.
     if (best.conn.inFlight === 0 && now - best.lastUsed > this.config.probeAfterIdleMs) {
       this.probe(best);
@@ -226,7 +226,7 @@ export class Pool<C extends DriverConnection> {
     slot.probe = slot.conn.ping({ timeoutMs: this.config.acquireTimeoutMs }).then(
       () => {
         slot.probe = undefined;
-        slot.lastUsed = this.clock.wallNow();
+        slot.lastUsed = this.clock.now();
         return true;
       },
       () => {
@@ -245,7 +245,7 @@ export class Pool<C extends DriverConnection> {
   /** Checks out a connection for one caller alone. */
   acquire(ctx?: DataContext): Promise<Lease<C>> {
     if (this.closed) return Promise.reject(new PoolClosed());
-    const now = this.clock.wallNow();
+    const now = this.clock.now();
     for (const slot of this.slots) {
       if (slot.leased || slot.probe !== undefined || slot.conn.inFlight > 0 || !slot.conn.open) continue;
       return this.checkout(slot, now, ctx);
@@ -334,7 +334,7 @@ export class Pool<C extends DriverConnection> {
         if (released) return;
         released = true;
         slot.leased = false;
-        slot.lastUsed = this.clock.wallNow();
+        slot.lastUsed = this.clock.now();
         if (!slot.conn.open || this.expired(slot, slot.lastUsed)) this.drop(slot);
         else if (this.waiters.length > 0) this.handOff(slot);
       },
@@ -389,7 +389,7 @@ export class Pool<C extends DriverConnection> {
       this.connectFailed(error);
       return;
     }
-    const slot = new Slot(conn, this.clock.wallNow());
+    const slot = new Slot(conn, this.clock.now());
     this.slots.push(slot);
     if (this.failedAttempts > 0) {
       this.logger?.info({ event: 'pool.connected', pool: this.name, failedAttempts: this.failedAttempts }, 'pool connected after failed attempts');
@@ -492,7 +492,7 @@ export class Pool<C extends DriverConnection> {
 
   /** Closes idle connections above `min` and idle ones past their lifetime. */
   private reap(): void {
-    const now = this.clock.wallNow();
+    const now = this.clock.now();
     // Shared statements on the fast path do not wake waiters when they finish; this tick does.
     if (this.waiters.length > 0) this.wakeWaiter();
     for (const slot of [...this.slots]) {

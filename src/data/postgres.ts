@@ -21,6 +21,7 @@ import type {
   Transaction,
   TransactionOptions,
 } from './database.js';
+import { refuseUnknownKeys } from './option-keys.js';
 import { otherDatabase } from './tenants.js';
 import { ConnectFailed, InvalidDataConfig, PoolClosed, SessionStateRefused } from './errors.js';
 import { connectPostgres, PgConnection, resolvePgConfig, type CopyInStream, type CopyOutStream, type NotificationHandler, type PgConfig } from './pg/index.js';
@@ -183,6 +184,7 @@ export function postgresChild(
   config?: PostgresPoolConfig | string,
   options: { readonly id?: string } = {},
 ): ChildSpec & { readonly database: PostgresDatabase } {
+  refuseUnknownKeys('postgresChild', options, ['id']);
   const { db, pool, connections } = assemblePostgres(system, config);
   let started = false;
   const spec: ChildSpec = {

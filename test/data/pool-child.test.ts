@@ -58,6 +58,11 @@ describe('postgresChild', () => {
     await eventually(() => backends('molo_child_test') === 0, 5_000, 'connections closed with the tree');
   });
 
+  it('refuses an unknown option key, naming the nearest', () => {
+    system = testSystem();
+    expect(() => postgresChild(system, { host: fresh.host }, { idd: 'x' } as never)).toThrow(/postgresChild\.idd.*did you mean id/);
+  });
+
   it('a first connection refused for good fails the child start, and so the tree start', async () => {
     system = testSystem();
     const spec = postgresChild(system, { host: fresh.host, port: fresh.port, user: fresh.user, database: 'molo_no_such_database_here', name: 'missing' });

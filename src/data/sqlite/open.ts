@@ -11,6 +11,7 @@ import { silentLogger, type Logger } from '../../telemetry/index.js';
 import type { DataContext } from '../context.js';
 import { ConnectFailed, DbError, InvalidDataConfig, SqliteDirectoryMissing, type RedactedConnection } from '../errors.js';
 import { dataMetrics } from '../metrics.js';
+import { refuseUnknownKeys } from '../option-keys.js';
 import { WorkerChannel } from './channel.js';
 import { CheckpointScheduler } from './checkpoint.js';
 import { resolveSqliteConfig, type ResolvedSqliteConfig, type SqliteConfig } from './config.js';
@@ -48,6 +49,7 @@ export async function openSqlite(system: ActorRuntime, config: SqliteConfig, ctx
  * child's start with the reason `openSqlite` would reject with.
  */
 export function sqliteChild(system: ActorRuntime, config: SqliteConfig, options: { readonly id?: string } = {}): ChildSpec & { readonly database: Promise<SqliteDatabase> } {
+  refuseUnknownKeys('sqliteChild', options, ['id']);
   let opened: Placed | undefined;
   let settle!: { resolve(db: SqliteDatabase): void; reject(error: unknown): void };
   const database = new Promise<SqliteDatabase>((resolve, reject) => (settle = { resolve, reject }));

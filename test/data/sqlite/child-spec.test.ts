@@ -60,6 +60,12 @@ describe('sqliteChild', () => {
     expect(system.isAlive(supervisor)).toBe(false);
   });
 
+  it('refuses an unknown option key, naming the nearest', () => {
+    system = testSystem();
+    dir = tempDir();
+    expect(() => sqliteChild(system, { file: join(dir, 'x.db') }, { idd: 'x' } as never)).toThrow(/sqliteChild\.idd.*did you mean id/);
+  });
+
   it('a file that cannot be opened fails the child start, and spec.database rejects with the reason', async () => {
     system = testSystem();
     dir = tempDir();
