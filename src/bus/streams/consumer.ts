@@ -12,7 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exponentialBackoff } from '../../actors/backoff.js';
 import type { ActorRuntime, Ref } from '../../actors/index.js';
-import { GenServer, worker, type ChildSpec } from '../../behaviours/index.js';
+import { GenServer, StartFailed, Supervisor, worker, type ChildSpec } from '../../behaviours/index.js';
 import { RuntimeTracer } from '../../telemetry/index.js';
 import { StreamInvalidArgument } from './errors.js';
 import { checkInteger, STREAM_LIMITS } from './limits.js';
@@ -252,17 +252,70 @@ export class StreamConsumerServer extends GenServer<Call, StreamConsumerStatus, 
   }
 }
 
+/** The restart intensity of the supervisor `StreamConsumer.start` runs a consumer under (OTP's default is 1 in 5 s). */
+const CONSUMER_RESTARTS = { intensity: 3, periodMs: 10_000 } as const;
+
+/** Supervisors that `StreamConsumer.start` made, each with its one consumer child. */
+const ownSupervisors = new WeakSet<Ref>();
+
+/** The first name free on this system for a consumer's supervisor: one per stream and consumer, numbered for competing ones. */
+function supervisorName(system: ActorRuntime, options: StreamConsumerOptions, name: string | undefined): string {
+  const base = name === undefined ? `molo.stream_consumer.${options.stream}.${options.consumer}.supervisor` : `${name}.supervisor`;
+  let candidate = base;
+  for (let n = 2; system.whereis(candidate) !== undefined; n++) candidate = `${base}.${n}`;
+  return candidate;
+}
+
+/** A child's init error, out of the supervisor's start failure around it (StartFailed → failed child → init's error). */
+function initError(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 6 && current instanceof StartFailed; depth++) {
+    const reason = (current as StartFailed).reason as unknown;
+    const inner = (reason as { failedToStartChild?: { reason?: unknown } } | null)?.failedToStartChild?.reason ?? reason;
+    if (inner === current) break;
+    current = inner;
+  }
+  return current instanceof Error ? current : error;
+}
+
 export const StreamConsumer = {
-  /** Starts a consumer actor (unsupervised; prefer `StreamConsumer.child` under a supervisor). */
-  start(system: ActorRuntime, options: StreamConsumerOptions, start: { readonly name?: string } = {}): Promise<Ref> {
-    return GenServer.start(system, () => new StreamConsumerServer(options), start);
+  /**
+   * Starts a consumer actor under a supervisor of its own (`molo.stream_consumer.<stream>.<consumer>.supervisor`,
+   * or `<name>.supervisor`), which restarts it if it crashes (3 in 10 s) and stops it with itself;
+   * resolves with that supervisor's ref, which `status` and `GenServer.stop` accept. In an
+   * application's tree, place `StreamConsumer.child` instead.
+   */
+  async start(system: ActorRuntime, options: StreamConsumerOptions, start: { readonly name?: string } = {}): Promise<Ref> {
+    let supervisor: Ref;
+    try {
+      supervisor = await Supervisor.start(
+        system,
+        {
+          strategy: 'one_for_one',
+          intensity: CONSUMER_RESTARTS.intensity,
+          periodMs: CONSUMER_RESTARTS.periodMs,
+          children: [worker('consumer', () => new StreamConsumerServer(options), start.name === undefined ? {} : { server: { name: start.name } })],
+        },
+        { name: supervisorName(system, options, start.name) },
+      );
+    } catch (error) {
+      throw initError(error);
+    }
+    ownSupervisors.add(supervisor);
+    return supervisor;
   },
   /** A supervisor child spec running the consumer (permanent by default). */
   child(id: string, options: StreamConsumerOptions, spec: Omit<ChildSpec, 'id' | 'start'> = {}): ChildSpec {
     return worker(id, () => new StreamConsumerServer(options), spec);
   },
-  /** The consumer's status: lag, pending, counts (what the admin tree shows). */
-  status(system: ActorRuntime, ref: Ref, timeoutMs?: number): Promise<StreamConsumerStatus> {
-    return GenServer.call<StreamConsumerServer>(system, ref, 'status', timeoutMs);
+  /** The consumer's status: lag, pending, counts (what the admin tree shows); `ref` is the consumer or the supervisor `start` made. */
+  async status(system: ActorRuntime, ref: Ref, timeoutMs?: number): Promise<StreamConsumerStatus> {
+    return GenServer.call<StreamConsumerServer>(system, await StreamConsumer.consumerOf(system, ref), 'status', timeoutMs);
+  },
+  /** The consumer actor running now: `ref` itself, or the current child of a supervisor `start` made. */
+  async consumerOf(system: ActorRuntime, ref: Ref): Promise<Ref> {
+    if (!ownSupervisors.has(ref)) return ref;
+    const child = (await Supervisor.whichChildren(system, ref))[0]?.ref;
+    return typeof child === 'object' ? child : ref;
   },
 };

@@ -5,7 +5,13 @@
  * writer, the writer runs `wal_checkpoint(TRUNCATE)`, which resets the WAL file to zero bytes.
  * The read cap (maxReadMs) guarantees such a moment comes. Results are counted: ok, busy (a reader
  * got in the way; tried again next interval), failed.
+ *
+ * The interval is kept by an actor, a child of the database's own supervisor (after the threads),
+ * ticking on the system's clock: it shows in `/tree` under the database, is restarted by the
+ * supervisor if it dies, and is stopped first at close.
  */
+import type { ActorContext } from '../../actors/index.js';
+import type { ChildSpec } from '../../behaviours/index.js';
 import { isFault, Op, type CheckpointMode, type CheckpointReply } from './protocol.js';
 import type { WorkerChannel } from './channel.js';
 import type { Engine } from './engine.js';
@@ -22,8 +28,9 @@ export interface ReadState {
   readersIdle(): boolean;
 }
 
+const TICK = Symbol('checkpoint.tick');
+
 export class CheckpointScheduler {
-  #timer: ReturnType<typeof setInterval> | undefined;
   #running = false;
 
   constructor(
@@ -34,16 +41,27 @@ export class CheckpointScheduler {
     readonly telemetry: SqliteTelemetry,
   ) {}
 
-  start(intervalMs: number): void {
-    if (intervalMs <= 0) return;
-    this.#timer = setInterval(() => void this.#tick(), intervalMs);
-    // The scheduler never keeps the process alive on its own.
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+  /** The actor that ticks every `intervalMs` (none when the interval is 0: checkpoints only on demand). */
+  childSpec(id: string, intervalMs: number): ChildSpec | undefined {
+    if (intervalMs <= 0) return undefined;
+    return {
+      id,
+      restart: 'permanent',
+      start: ({ system, parent }) =>
+        system.spawn(
+          {
+            name: 'sqlite.checkpoint',
+            init: (ctx: ActorContext) => void ctx.sendAfter(intervalMs, TICK),
+            // The next tick is armed once this one finished, so a slow checkpoint never overlaps the next.
+            handle: async (ctx: ActorContext, message: unknown) => {
+              if (message !== TICK) return;
+              await this.#tick();
+              ctx.sendAfter(intervalMs, TICK);
+            },
+          },
+          { link: parent },
+        ),
+    };
   }
 
   async #tick(): Promise<void> {

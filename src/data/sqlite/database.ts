@@ -407,8 +407,8 @@ export class SqliteDatabase implements Database {
   }
 
   async #close(): Promise<void> {
-    const { system, supervision, checkpoints } = this.#parts;
-    checkpoints.stop();
+    const { system, supervision } = this.#parts;
+    // The checkpoint actor sees the engine closed from here on, and stops with the supervisor below.
     this.#engine.close();
     this.#gate.close();
     const channels = [this.#writer, ...this.#readers.map((reader) => reader.channel)];

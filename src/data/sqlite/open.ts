@@ -170,16 +170,18 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
   const onGiveUp = (reason: unknown): void => {
     if (link === undefined) database?.failed(reason);
   };
-  try {
-    supervision = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link });
-  } catch (error) {
-    throw new ConnectFailed(`${file}: ${innermostMessage(error)}`, { connection, cause: error });
-  }
   const gate = new WriterGate(resolved.maxWaiters, resolved.acquireTimeoutMs, {
     exhausted: () => telemetry.exhausted(),
     timedOut: () => telemetry.acquireTimedOut(),
   });
   const checkpoints = new CheckpointScheduler(engine, writerSlot.channel, gate, { readersIdle: () => readers.every((reader) => !reader.pinned && reader.channel.pending === 0) }, telemetry);
+  const checkpointChild = checkpoints.childSpec('checkpoint', resolved.checkpointIntervalMs);
+  const extraChildren = checkpointChild === undefined ? [] : [checkpointChild];
+  try {
+    supervision = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link, extraChildren });
+  } catch (error) {
+    throw new ConnectFailed(`${file}: ${innermostMessage(error)}`, { connection, cause: error });
+  }
   database = new SqliteDatabase({
     system,
     config: resolved,
@@ -194,12 +196,11 @@ async function open(system: ActorRuntime, config: SqliteConfig, resolved: Resolv
     hosts: { writer: writerSlot.host, readers: readerSlots.map((reader) => reader.host) },
     release,
   });
-  checkpoints.start(resolved.checkpointIntervalMs);
   logger.debug({ event: 'sqlite.opened', db: resolved.name, file, readers: resolved.readers, correlationId: ctx?.correlationId }, 'sqlite.opened');
   return {
     database,
     restart: async (parent) => {
-      const again = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link: parent, state: supervision });
+      const again = await superviseWorkers(system, slots, resolved.maxRestarts, telemetry, onGiveUp, { name: supervisorName, link: parent, state: supervision, extraChildren });
       supervision.supervisor = again.supervisor;
       return again.supervisor;
     },

@@ -65,14 +65,20 @@ export async function superviseWorkers(
   maxRestarts: number,
   telemetry: SqliteTelemetry,
   onGiveUp: (reason: unknown) => void,
-  placement: { readonly name: string; readonly link?: Ref; readonly state?: { stopping: boolean } },
+  placement: {
+    readonly name: string;
+    readonly link?: Ref;
+    readonly state?: { stopping: boolean };
+    /** Children started after the threads (the checkpoint ticker), so stopped before them. */
+    readonly extraChildren?: readonly ChildSpec[];
+  },
 ): Promise<Supervision> {
   const state = placement.state ?? { stopping: false };
   const supervisor = await Supervisor.start(system, {
     strategy: 'one_for_one',
     intensity: maxRestarts,
     periodMs: RESTART_PERIOD_MS,
-    children: slots.map((slot) => childSpec(slot, telemetry, state)),
+    children: [...slots.map((slot) => childSpec(slot, telemetry, state)), ...(placement.extraChildren ?? [])],
   }, { name: placement.name, ...(placement.link === undefined ? {} : { link: placement.link }) });
   const supervision: Supervision = Object.assign(state, { supervisor });
   void system.exited(supervisor).then((reason) => {

@@ -52,6 +52,41 @@ describe.each(STREAM_BACKENDS)('StreamConsumer on $name', (backend) => {
     await Supervisor.stop(system, root);
   });
 
+  it('StreamConsumer.start runs it under a named supervisor of its own: killed, it is restarted and consumes on', async () => {
+    const system = testSystem();
+    const seen = new Set<number>();
+    const ref = await StreamConsumer.start(system, { store, stream: 's', consumer: 'c', handler: (d) => void seen.add(d.seq) });
+    expect(system.whereis('molo.stream_consumer.s.c.supervisor')).toBe(ref);
+    const [child] = await Supervisor.whichChildren(system, ref);
+    expect(child).toMatchObject({ id: 'consumer', type: 'worker' });
+    await publishMany(store, 's', 5);
+    await eventually(() => seen.size === 5, 10_000, 'first five handled');
+
+    system.exit(child!.ref as Ref, 'kill');
+    await eventuallyAsync(async () => {
+      const [again] = await Supervisor.whichChildren(system, ref);
+      return typeof again?.ref === 'object' && again.ref !== child!.ref && system.isAlive(again.ref);
+    }, 5_000, 'the consumer restarted');
+    await publishMany(store, 's', 5);
+    await eventually(() => seen.size === 10, 10_000, 'the next five handled by the new actor');
+    // The supervisor's ref answers for the consumer running now.
+    await eventuallyAsync(async () => (await StreamConsumer.status(system, ref)).acked === 5, 5_000, 'the new actor acked five');
+    // A second consumer of the same name in this system gets the next free name.
+    const second = await StreamConsumer.start(system, { store, stream: 's', consumer: 'c', handler: () => undefined });
+    expect(system.whereis('molo.stream_consumer.s.c.supervisor.2')).toBe(second);
+    await GenServer.stop(system, second, 'shutdown');
+    await GenServer.stop(system, ref, 'shutdown');
+    expect(system.isAlive(child!.ref as Ref)).toBe(false);
+  });
+
+  it('StreamConsumer.start rejects with the consumer\'s own init error', async () => {
+    const system = testSystem();
+    const outcome = await StreamConsumer.start(system, { store, stream: 'missing-stream', consumer: 'c', handler: () => undefined }).catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toMatch(/missing-stream/);
+    expect(system.whereis('molo.stream_consumer.missing-stream.c.supervisor')).toBeUndefined();
+  });
+
   it('naks a failed message with backoff and gets it again with a higher delivery count', async () => {
     const system = testSystem();
     const calls: [number, number][] = [];

@@ -39,7 +39,7 @@ describe('sqliteChild', () => {
     expect(first).toBe(db.supervisor);
     expect(system.whereis('molo.sqlite.appdb')).toBe(first);
     const threads = (await Supervisor.whichChildren(system, first)).map((c) => c.id);
-    expect(threads).toEqual(['writer', 'reader.0']);
+    expect(threads).toEqual(['writer', 'reader.0', 'checkpoint']);
 
     system.exit(first, 'kill');
     await eventually(() => db!.supervisor !== first && system.isAlive(db!.supervisor), 10_000, 'restarted by the tree');

@@ -4,7 +4,8 @@
  */
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../../src/actors/index.js';
+import type { ActorSystem, Ref } from '../../../src/actors/index.js';
+import { Supervisor } from '../../../src/behaviours/index.js';
 import { ReadTooLong } from '../../../src/data/index.js';
 import { eventually, sleep, testSystem } from '../../support/systems.js';
 import { openTemp, walBytes, type TempDatabase } from './support.js';
@@ -40,6 +41,43 @@ describe('the checkpoint scheduler', () => {
     const metric = await registry.getSingleMetric('molo_sqlite_checkpoints_total')!.get();
     expect(metric.values.find((value) => value.labels.result === 'ok')!.value).toBeGreaterThan(0);
     expect((await db.query('SELECT count(*) AS n FROM items')).rows).toEqual([{ n: 4_000 }]);
+  });
+
+  it('is an actor under the database supervisor: killed, it is restarted and truncates the WAL again', async () => {
+    temp = await openTemp(system, { checkpointIntervalMs: 100 });
+    const { db, file } = temp;
+    await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT)');
+    const ticker = async (): Promise<Ref | undefined> => {
+      const child = (await Supervisor.whichChildren(system, db.supervisor)).find((c) => c.id === 'checkpoint');
+      return typeof child?.ref === 'object' && system.isAlive(child.ref) ? child.ref : undefined;
+    };
+    const first = await ticker();
+    expect(first).toBeDefined();
+    system.exit(first!, 'kill');
+    await eventually(() => !system.isAlive(first!), 5_000, 'the ticker killed');
+    let second: Ref | undefined;
+    for (let i = 0; i < 50 && (second === undefined || second === first); i++) {
+      await sleep(50);
+      second = await ticker();
+    }
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    const before = db.stats().checkpoints.ok;
+    await fill(db, 2_000);
+    expect(walBytes(file)).toBeGreaterThan(500_000);
+    await eventually(() => db.stats().checkpoints.ok > before && walBytes(file) === 0, 5_000, 'the restarted ticker to truncate the WAL');
+  });
+
+  it('with no interval there is no ticker, and the WAL is left to grow until asked', async () => {
+    temp = await openTemp(system, { checkpointIntervalMs: 0 });
+    const { db, file } = temp;
+    expect((await Supervisor.whichChildren(system, db.supervisor)).map((c) => c.id)).not.toContain('checkpoint');
+    await db.query('CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT)');
+    await fill(db, 2_000);
+    await sleep(300);
+    expect(walBytes(file)).toBeGreaterThan(500_000);
+    await db.checkpoint('TRUNCATE');
+    expect(walBytes(file)).toBe(0);
   });
 
   it('waits while a read is open, and checkpoints on demand', async () => {
