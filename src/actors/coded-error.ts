@@ -62,3 +62,11 @@ export function codedError<const Code extends string, Args extends unknown[], Fi
   // The fields are assigned at run time, so the instance type is widened here, once, by hand.
   return CodedError as unknown as CodedErrorClass<Code, Args, Fields>;
 }
+
+/**
+ * The base of an "invalid option" error, the commonest shape: `option` names the setting (and so
+ * the cap), the message reads `invalid <what> <option>: <detail>`.
+ */
+export function optionError<const Code extends string>(code: Code, what: string): CodedErrorClass<Code, [option: string, detail: string], { option: string }> {
+  return codedError(code, (option: string, detail: string) => ({ message: `invalid ${what} ${option}: ${detail}`, fields: { option } }));
+}

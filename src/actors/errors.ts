@@ -5,7 +5,7 @@
 import type { ExitReason } from './exit.js';
 import { formatReason } from './exit.js';
 import type { Ref } from './ref.js';
-import { codedError, MoloError } from './coded-error.js';
+import { codedError, MoloError, optionError } from './coded-error.js';
 
 export { MoloError };
 
@@ -69,10 +69,7 @@ export class AlreadyNamed extends codedError(ActorErrorCode.AlreadyNamed, (targe
 })) {}
 
 /** An option is outside its allowed range; `option` names the setting (and so the cap). */
-export class InvalidOption extends codedError(ActorErrorCode.InvalidOption, (option: string, detail: string) => ({
-  message: `invalid option ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class InvalidOption extends optionError(ActorErrorCode.InvalidOption, 'option') {}
 
 /** An operation that only an actor's own handler may perform was called from elsewhere. */
 export class NotInActor extends codedError(ActorErrorCode.NotInActor, (operation: string) => `${operation} may only be called by the actor itself, while it handles a message`) {}
@@ -139,7 +136,4 @@ export class PlacementFailed extends codedError(ActorErrorCode.PlacementFailed, 
 })) {}
 
 /** A placement request that cannot be honoured as asked; `option` names what is wrong. */
-export class InvalidPlacement extends codedError(ActorErrorCode.InvalidPlacement, (option: string, detail: string) => ({
-  message: `invalid placement ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class InvalidPlacement extends optionError(ActorErrorCode.InvalidPlacement, 'placement') {}

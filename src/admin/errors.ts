@@ -2,7 +2,7 @@
  * Error registry of the admin surface (admin actor, HTTP, node lifecycle, CLI client). Every code is
  * stable: never renamed, never reused. `docs/admin.md` documents each one; a test holds the two together.
  */
-import { codedError } from '../actors/coded-error.js';
+import { codedError, optionError } from '../actors/coded-error.js';
 
 export const AdminErrorCode = {
   InvalidOption: 'ADMIN_INVALID_OPTION',
@@ -31,10 +31,7 @@ export const AdminErrorCode = {
 export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
 
 /** A startNode or admin option is outside its allowed range; `option` names the setting (and so the cap). */
-export class AdminInvalidOption extends codedError(AdminErrorCode.InvalidOption, (option: string, detail: string) => ({
-  message: `invalid admin option ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class AdminInvalidOption extends optionError(AdminErrorCode.InvalidOption, 'admin option') {}
 
 /** The HTTP admin surface could not bind its address (port taken, host unknown, no permission). */
 export class AdminListenFailed extends codedError(AdminErrorCode.ListenFailed, (host: string, port: number, cause: unknown) => ({

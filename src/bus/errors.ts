@@ -4,7 +4,7 @@
  * `STREAM_` (their classes live in streams/errors.ts), lease codes with `LEASE_`, task codes with
  * `TASK_`, scheduler codes with `SCHEDULE_`, codes every part of the bus shares with `BUS_`.
  */
-import { codedError } from '../actors/coded-error.js';
+import { codedError, optionError } from '../actors/coded-error.js';
 import { unknownOptionKey } from '../actors/option-keys.js';
 
 export const BusErrorCode = {
@@ -53,10 +53,7 @@ export const BusErrorCode = {
 export type BusErrorCode = (typeof BusErrorCode)[keyof typeof BusErrorCode];
 
 /** An option is missing or outside its range; `option` names the setting (and so the cap). */
-export class InvalidBusOption extends codedError(BusErrorCode.InvalidOption, (option: string, detail: string) => ({
-  message: `invalid option ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class InvalidBusOption extends optionError(BusErrorCode.InvalidOption, 'option') {}
 
 /** Not a usable channel name or pattern: empty, not a string, `*` in a channel, or `*` inside a segment. */
 export class InvalidChannel extends codedError(BusErrorCode.InvalidChannel, (channel: unknown, detail: string) => ({

@@ -2,7 +2,7 @@
  * Error registry of the nodes layer (transport and distributed actors). Stable codes, never reused;
  * every code starts with `NODE_` and has a row in docs/errors.md.
  */
-import { codedError } from '../actors/coded-error.js';
+import { codedError, optionError } from '../actors/coded-error.js';
 
 export const NodeErrorCode = {
   InvalidName: 'NODE_INVALID_NAME',
@@ -26,10 +26,7 @@ export class InvalidNodeName extends codedError(NodeErrorCode.InvalidName, (valu
 })) {}
 
 /** An option of `startNode` is missing or outside its range; `option` names the setting (and so the cap). */
-export class InvalidNodeOption extends codedError(NodeErrorCode.InvalidOption, (option: string, detail: string) => ({
-  message: `invalid node option ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class InvalidNodeOption extends optionError(NodeErrorCode.InvalidOption, 'node option') {}
 
 /** Why a handshake was refused; each reason is counted (`molo_node_handshakes_refused_total{reason}`). */
 export type RefusalReason =

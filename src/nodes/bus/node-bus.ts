@@ -85,9 +85,6 @@ export class NodeBus implements Bus, TailSource {
   readonly #tails = new TailsByTopic();
   /** Per peer, the topics homed here that it tails: who gets a `wake`. */
   readonly #interest = new Map<string, Set<string>>();
-  #subscriptions = 0;
-  #poll: NodeJS.Timeout | undefined;
-  #retain: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(node: Node, members: readonly string[], streams: SqlStreamStore | undefined, options: NodeBusOptions) {
@@ -107,14 +104,7 @@ export class NodeBus implements Bus, TailSource {
       nodedown: (peer) => this.#interest.delete(peer),
       call: (kind, _from, body) => this.#serve(kind, body),
     });
-    this.#poll = setInterval(() => this.#tails.wakeAll(), pollIntervalMs);
-    this.#poll.unref();
-    if (retentionIntervalMs > 0 && streams !== undefined) {
-      this.#retain = setInterval(() => {
-        streams.enforceRetention().catch((error: unknown) => this.logger?.warn({ event: 'bus.retention_failed', err: error }, 'bus retention pass failed'));
-      }, retentionIntervalMs);
-      this.#retain.unref();
-    }
+    this.#tails.startTimers(pollIntervalMs, retentionIntervalMs, streams === undefined ? undefined : () => streams.enforceRetention(), this.logger);
   }
 
   /** The member that homes `topic`. */
@@ -157,26 +147,23 @@ export class NodeBus implements Bus, TailSource {
     this.#check();
     const home = this.home(checkTopic(topic));
     checkSeq(fromSeq);
-    if (this.#subscriptions >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
+    if (this.#tails.count >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
     const tail = new Tail(this, topic, fromSeq, handler);
     if (this.#tails.addTail(tail) && home !== this.#node.name) this.#service.sendTo(home, 'sub', topic);
-    this.#subscriptions++;
     void tail.pump();
     return tail;
   }
 
   /** @internal a tail that unsubscribed */
   forget(tail: Tail): void {
-    const { removed, last } = this.#tails.removeTail(tail);
-    if (removed) this.#subscriptions--;
-    if (last) {
+    if (this.#tails.removeTail(tail).last) {
       const home = this.home(tail.topic);
       if (home !== this.#node.name && !this.#closed) this.#service.sendTo(home, 'unsub', tail.topic);
     }
   }
 
   get subscriptions(): number {
-    return this.#subscriptions;
+    return this.#tails.count;
   }
 
   /** Peers' messages dropped for speaking for what is not theirs (a `wake` of a topic another node homes), by kind. */
@@ -198,10 +185,7 @@ export class NodeBus implements Bus, TailSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#poll);
-    clearInterval(this.#retain);
     this.#tails.closeAll();
-    this.#subscriptions = 0;
     this.#service.stop();
     await this.#streams?.close();
   }

@@ -55,10 +55,7 @@ export class PostgresBus implements Bus {
   readonly #maxSubscriptions: number;
   readonly #created = new Map<string, Promise<unknown>>();
   readonly #tails = new TailsByTopic();
-  #subscriptions = 0;
   #unlisten: (() => Promise<void>) | undefined;
-  #poll: NodeJS.Timeout | undefined;
-  #retain: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(db: PostgresDatabase, streams: SqlStreamStore, channel: string, options: PostgresBusOptions) {
@@ -74,14 +71,7 @@ export class PostgresBus implements Bus {
     const pollIntervalMs = integer('pollIntervalMs', options.pollIntervalMs, BUS_DEFAULTS.pollIntervalMs, 10, 60_000);
     const retentionIntervalMs = integer('retentionIntervalMs', options.retentionIntervalMs, BUS_DEFAULTS.retentionIntervalMs, 0, 3_600_000);
     this.#unlisten = await this.#db.listen(this.#channel, (payload) => this.#tails.wake(payload), { onResync: () => this.#tails.wakeAll() });
-    this.#poll = setInterval(() => this.#tails.wakeAll(), pollIntervalMs);
-    this.#poll.unref();
-    if (retentionIntervalMs > 0) {
-      this.#retain = setInterval(() => {
-        this.enforceRetention().catch((error: unknown) => this.logger?.warn({ event: 'bus.retention_failed', err: error }, 'bus retention pass failed'));
-      }, retentionIntervalMs);
-      this.#retain.unref();
-    }
+    this.#tails.startTimers(pollIntervalMs, retentionIntervalMs, () => this.enforceRetention(), this.logger);
     return this;
   }
 
@@ -114,10 +104,9 @@ export class PostgresBus implements Bus {
     this.#check();
     checkTopic(topic);
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) throw new NodeBusInvalidArgument('fromSeq', `must be a positive integer, got ${String(fromSeq)}`);
-    if (this.#subscriptions >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
+    if (this.#tails.count >= this.#maxSubscriptions) throw new NodeBusInvalidArgument('maxSubscriptions', `at its cap (${this.#maxSubscriptions})`);
     const tail = new Tail(this, topic, fromSeq, handler);
     this.#tails.addTail(tail);
-    this.#subscriptions++;
     void tail.pump();
     return tail;
   }
@@ -129,20 +118,17 @@ export class PostgresBus implements Bus {
 
   /** @internal a tail that unsubscribed */
   forget(tail: Tail): void {
-    if (this.#tails.removeTail(tail).removed) this.#subscriptions--;
+    this.#tails.removeTail(tail);
   }
 
   get subscriptions(): number {
-    return this.#subscriptions;
+    return this.#tails.count;
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#poll);
-    clearInterval(this.#retain);
     this.#tails.closeAll();
-    this.#subscriptions = 0;
     await this.#unlisten?.().catch(() => undefined);
     await this.#streams.close();
   }

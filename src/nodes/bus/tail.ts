@@ -76,10 +76,31 @@ export class Tail implements BusSubscription {
   }
 }
 
-/** A bus's live tails by topic: the wake-ups and the close that every bus does alike. */
+/** A bus's live tails by topic: the count, the wake-ups, the poll and retention timers and the close that every bus does alike. */
 export class TailsByTopic extends Map<string, Set<Tail>> {
+  #count = 0;
+  #timers: ReturnType<typeof setInterval>[] = [];
+
+  /** Live tails over every topic (what a bus's subscription cap counts). */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Wakes every tail each `pollIntervalMs` (so a lost wake-up costs at most that) and runs `retain`
+   * each `retentionIntervalMs` (0 or no `retain`: never). Neither keeps the process alive; `closeAll` stops both.
+   */
+  startTimers(pollIntervalMs: number, retentionIntervalMs: number, retain: (() => Promise<unknown>) | undefined, logger: Logger | undefined): void {
+    this.#timers.push(setInterval(() => this.wakeAll(), pollIntervalMs));
+    if (retentionIntervalMs > 0 && retain !== undefined) {
+      this.#timers.push(setInterval(() => void retain().catch((error: unknown) => logger?.warn({ event: 'bus.retention_failed', err: error }, 'bus retention pass failed')), retentionIntervalMs));
+    }
+    for (const timer of this.#timers) timer.unref();
+  }
+
   /** Adds `tail` under its topic; true when it is the topic's first. */
   addTail(tail: Tail): boolean {
+    this.#count++;
     const set = this.get(tail.topic);
     if (set !== undefined) {
       set.add(tail);
@@ -93,6 +114,7 @@ export class TailsByTopic extends Map<string, Set<Tail>> {
   removeTail(tail: Tail): { readonly removed: boolean; readonly last: boolean } {
     const set = this.get(tail.topic);
     const removed = set?.delete(tail) === true;
+    if (removed) this.#count--;
     const last = set?.size === 0;
     if (last) this.delete(tail.topic);
     return { removed, last };
@@ -108,6 +130,9 @@ export class TailsByTopic extends Map<string, Set<Tail>> {
   }
 
   closeAll(): void {
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    this.#count = 0;
     for (const set of this.values()) for (const tail of set) tail.closed = true;
     this.clear();
   }

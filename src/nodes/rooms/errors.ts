@@ -2,7 +2,7 @@
  * Error registry of rooms. Stable codes, never reused; each has a row in docs/errors.md. The same
  * codes travel to clients in `{ t: 'error', code }` frames, so a browser can tell them apart.
  */
-import { codedError } from '../../actors/coded-error.js';
+import { codedError, optionError } from '../../actors/coded-error.js';
 
 export const RoomErrorCode = {
   InvalidOption: 'ROOM_INVALID_OPTION',
@@ -14,10 +14,7 @@ export const RoomErrorCode = {
 export type RoomErrorCode = (typeof RoomErrorCode)[keyof typeof RoomErrorCode];
 
 /** An option of `startRooms` is unknown, missing or out of its range; `option` names it (and so its cap). */
-export class InvalidRoomOption extends codedError(RoomErrorCode.InvalidOption, (option: string, detail: string) => ({
-  message: `invalid rooms option ${option}: ${detail}`,
-  fields: { option },
-})) {}
+export class InvalidRoomOption extends optionError(RoomErrorCode.InvalidOption, 'rooms option') {}
 
 /** A socket or instance is at one of its caps; `cap` names the option (`rooms.maxRoomsPerSocket`, …). */
 export class RoomCapReached extends codedError(RoomErrorCode.CapReached, (cap: string, limit: number) => ({
