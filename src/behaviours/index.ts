@@ -46,31 +46,6 @@ export {
   type LifecycleState,
   type LifecycleTable,
 } from './lifecycle.js';
-export {
-  BehaviourErrorCode,
-  ChildAlreadyPresent,
-  ChildAlreadyStarted,
-  ChildNotFound,
-  ChildRestarting,
-  ChildRunning,
-  DynamicOnly,
-  IllegalTransition,
-  InvalidChildSpec,
-  InvalidSupervisorSpec,
-  StartFailed,
-  StartIgnored,
-  StopTimeout,
-  UndefinedCallback,
-  TooManyChildren,
-} from './errors.js';
+export * from './errors.js';
 export * from './state-machine.js';
-export {
-  InsertLimitReached,
-  InvalidStateMachineDefinition,
-  InvalidTimeout,
-  NotInStateMachine,
-  NotInTransition,
-  PostponeLimitReached,
-  UnsupportedMachineFeature,
-} from './errors.js';
 export * from './programs/index.js';
