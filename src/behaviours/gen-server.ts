@@ -59,7 +59,7 @@ export interface StartedAndMonitored<S> {
 
 
 /** Options of `GenServer.startPlaced`: where the server runs, plus the usual start options. */
-export type GenServerPlacedOptions = GenServerStartOptions & Pick<PlacedSpawnOptions, 'placement' | 'host'>;
+export type GenServerPlacedOptions = GenServerStartOptions & Pick<PlacedSpawnOptions, 'placement' | 'host' | 'ownModulesOnly'>;
 
 
 /**

@@ -12,6 +12,7 @@ import { signalGroup, spawnInGroup } from '../os/process-group.js';
 import { FrameLink, type LinkLimits } from './frame-link.js';
 import { ownTsxImport, THREAD_BOOT, threadPreloads } from './host-loaders.js';
 import { channelLimits } from './limits.js';
+import type { HostBundle } from './source-bundle.js';
 
 /** Where a placed actor runs: the main event loop, a worker thread, or a child process. */
 import type { Placement } from './types.js';
@@ -58,8 +59,9 @@ export interface HostChannel {
 const fromSource = import.meta.url.endsWith('.ts');
 const entryUrl = new URL(`./host-main.${fromSource ? 'ts' : 'js'}`, import.meta.url);
 
-export function startHost(init: HostInit, events: HostEvents): HostChannel {
-  return init.placement === 'thread' ? startThread(init, events) : startProcess(init, events);
+/** `bundle`: a thread host of Molo's own modules only, loaded from a bundle of them (source-bundle.ts). */
+export function startHost(init: HostInit, events: HostEvents, bundle?: HostBundle): HostChannel {
+  return init.placement === 'thread' ? startThread(init, events, bundle) : startProcess(init, events);
 }
 
 /** Batches larger than this cannot come from a host that keeps to its budget. */
@@ -71,13 +73,14 @@ const maxBatchBytes = (limits: LinkLimits): number => limits.budgetBytes + 8;
  * checked before it is parsed: a message that is not a buffer, or is larger than the host's budget,
  * ends the host. (A clone posted on the port has been copied here by then: at most one.)
  */
-function startThread(init: HostInit, events: HostEvents): HostChannel {
-  const preloads = threadPreloads();
+function startThread(init: HostInit, events: HostEvents, bundle: HostBundle | undefined): HostChannel {
+  const preloads = bundle === undefined ? threadPreloads() : [];
+  const entry = bundle === undefined ? entryUrl : new URL(bundle.entry);
   const { port1: port, port2: hostPort } = new MessageChannel();
-  const workerData = { init, entry: entryUrl.href, preloads, port: hostPort };
+  const workerData = { init, entry: entry.href, preloads, port: hostPort, modules: bundle?.modules };
   const resourceLimits = init.maxHeapMb === undefined ? undefined : { maxOldGenerationSizeMb: init.maxHeapMb };
   const options = { workerData, resourceLimits, transferList: [hostPort] };
-  const worker = preloads.length === 0 ? new Worker(entryUrl, options) : new Worker(THREAD_BOOT, { ...options, eval: true });
+  const worker = preloads.length === 0 ? new Worker(entry, options) : new Worker(THREAD_BOOT, { ...options, eval: true });
   const limits = channelLimits(init.payloadLimitBytes);
   const cut = (why: string): void => {
     link.close();

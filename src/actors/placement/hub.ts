@@ -8,6 +8,7 @@ import type { BehaviourModule, PlacedSpawnOptions } from './types.js';
 export type { PlacedSpawnOptions } from './types.js';
 import { FrameKind, type Frame, type WireSpawnOptions } from './frames.js';
 import { startHost, type HostPlacement } from './host-channel.js';
+import { ownModulesBundle, type HostBundle } from './source-bundle.js';
 import { HostRelay, type PlacedHost } from './host-relay.js';
 import { registerHostDirectory, type HostDirectory, type HostInfo } from './hosts.js';
 import type { RouterCore } from './router-core.js';
@@ -134,7 +135,8 @@ export class PlacementHub extends HostRelay implements HostDirectory {
     const id = ++this.#nextSpawn;
     // Encoded before a host starts: arguments over the cap fail here, typed, and start nothing.
     const bytes = encodeFrame(this.creation, [FrameKind.Spawn, id, [spec.moduleUrl, spec.exportName, spec.args], wireOptions], this.limitBytes);
-    const host = this.#hostFor(placement, options.host, maxHeapMb, limitBytes);
+    const bundle = placement === 'thread' && options.ownModulesOnly === true ? () => ownModulesBundle(spec.moduleUrl) : undefined;
+    const host = this.#hostFor(placement, options.host, maxHeapMb, limitBytes, bundle);
     return new Promise<Ref>((resolve, reject) => {
       this.#spawns.set(id, { host, mailbox, resolve, reject });
       host.pendingSpawns++;
@@ -143,7 +145,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
     });
   }
 
-  #hostFor(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number): PlacedHost {
+  #hostFor(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number, bundle: (() => HostBundle | undefined) | undefined): PlacedHost {
     if (name !== undefined) {
       const named = this.#named.get(name);
       if (named !== undefined && named.state === 'running') {
@@ -153,7 +155,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
         return named;
       }
     }
-    const host = this.#startHost(placement, name, maxHeapMb, limitBytes);
+    const host = this.#startHost(placement, name, maxHeapMb, limitBytes, bundle?.());
     if (name !== undefined) this.#named.set(name, host);
     return host;
   }
@@ -166,7 +168,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
     }
   }
 
-  #startHost(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number): PlacedHost {
+  #startHost(placement: HostPlacement, name: string | undefined, maxHeapMb: number | undefined, limitBytes: number, bundle: HostBundle | undefined): PlacedHost {
     const creation = this.#newCreation();
     let host!: PlacedHost;
     let markExited!: () => void;
@@ -189,6 +191,7 @@ export class PlacementHub extends HostRelay implements HostDirectory {
           markExited();
         },
       },
+      bundle,
     );
     host = { creation, placement, name, channel, state: 'running', cut: false, pendingSpawns: 0, limitBytes, terminated: undefined, exited };
     this.placed.set(creation, host);

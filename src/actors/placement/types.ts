@@ -49,4 +49,9 @@ export interface PlacedSpawnOptions {
    * Ignored when joining a running host.
    */
   readonly payloadLimitBytes?: number;
+  /**
+   * @internal The host will only ever run Molo's own modules (a SQLite database's threads): running
+   * from source, a thread host then loads a bundle of them instead of tsx (source-bundle.ts).
+   */
+  readonly ownModulesOnly?: boolean;
 }

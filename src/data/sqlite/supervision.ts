@@ -42,6 +42,8 @@ function childSpec(slot: WorkerSlot, telemetry: SqliteTelemetry, supervision: { 
       const ref = await GenServer.startPlaced(system, behaviourModule<SqliteWorker>(workerModule, 'sqliteWorker', slot.options), {
         placement: 'thread',
         host: slot.host,
+        // Its threads run nothing but the worker module: from source they load a bundle, not tsx.
+        ownModulesOnly: true,
         link: parent,
         // Trapping, it runs terminate (closing the handle, which checkpoints) when the supervisor stops it.
         trapExit: true,
