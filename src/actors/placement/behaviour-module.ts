@@ -5,7 +5,7 @@ import { InvalidPlacement } from '../errors.js';
 
 export type { BehaviourModule } from './types.js';
 import type { BehaviourModule } from './types.js';
-import { bundledModuleUrl } from './source-bundle.js';
+import { importInHost } from './source-bundle.js';
 
 /**
  * Names a behaviour by module and export. `moduleUrl` is a URL (`new URL('./worker.js',
@@ -51,7 +51,7 @@ export async function loadBehaviour(
   exportName: string,
   args: readonly unknown[],
 ): Promise<ActorBehaviour<unknown> | HandlerFunction<unknown>> {
-  const module = (await import(bundledModuleUrl(moduleUrl))) as Record<string, unknown>;
+  const module = await importInHost(moduleUrl);
   const exported = module[exportName];
   if (exported === undefined) throw new InvalidPlacement('exportName', `module ${moduleUrl} has no export '${exportName}'`);
   const made = typeof exported === 'function' ? await (exported as (...args: unknown[]) => unknown)(...args) : exported;

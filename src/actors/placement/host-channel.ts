@@ -74,10 +74,12 @@ const maxBatchBytes = (limits: LinkLimits): number => limits.budgetBytes + 8;
  * ends the host. (A clone posted on the port has been copied here by then: at most one.)
  */
 function startThread(init: HostInit, events: HostEvents, bundle: HostBundle | undefined): HostChannel {
-  const preloads = bundle === undefined ? threadPreloads() : [];
+  const appPreloads = threadPreloads();
+  // A bundled host boots without loaders and replays them only if it meets a module from outside the bundle.
+  const preloads = bundle === undefined ? appPreloads : [];
   const entry = bundle === undefined ? entryUrl : new URL(bundle.entry);
   const { port1: port, port2: hostPort } = new MessageChannel();
-  const workerData = { init, entry: entry.href, preloads, port: hostPort, modules: bundle?.modules };
+  const workerData = { init, entry: entry.href, preloads, port: hostPort, modules: bundle?.modules, deferredPreloads: bundle === undefined ? undefined : appPreloads };
   const resourceLimits = init.maxHeapMb === undefined ? undefined : { maxOldGenerationSizeMb: init.maxHeapMb };
   const options = { workerData, resourceLimits, transferList: [hostPort] };
   const worker = preloads.length === 0 ? new Worker(entry, options) : new Worker(THREAD_BOOT, { ...options, eval: true });

@@ -11,6 +11,7 @@ import { FrameLink, type LinkWire } from './frame-link.js';
 import { HOST_CHANNEL_FD, type HostInit } from './host-channel.js';
 import { HostRouter, type ParentChannel } from './host-router.js';
 import { channelLimits } from './limits.js';
+import type { ThreadPreload } from './host-loaders.js';
 import { useBundledModules } from './source-bundle.js';
 
 function readInit(): HostInit {
@@ -59,7 +60,10 @@ function processTransport(): Transport {
 }
 
 const init = readInit();
-if (!isMainThread) useBundledModules((workerData as { modules?: Record<string, string> }).modules);
+if (!isMainThread) {
+  const data = workerData as { modules?: Record<string, string>; deferredPreloads?: ThreadPreload[] };
+  useBundledModules(data.modules, data.deferredPreloads);
+}
 const transport = isMainThread ? processTransport() : threadTransport();
 // A parent that breaks the channel's rules cannot be trusted with anything more.
 const link = new FrameLink(channelLimits(init.payloadLimitBytes), transport.wire, {

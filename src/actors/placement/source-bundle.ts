@@ -8,9 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, register } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ThreadPreload } from './host-loaders.js';
 
 /** A bundled host: its entry, and the bundle's file for each source module it was made for. */
 export interface HostBundle {
@@ -117,12 +118,34 @@ function sourceKey(modulePath: string, esbuildVersion: string): string {
 
 /** In a bundled host: the bundle's file for each source module (set by host-main from its start data). */
 let moduleMap: Readonly<Record<string, string>> = {};
+/** The loaders a module from outside the bundle needs (tsx): replayed on the first such import only. */
+let deferredPreloads: readonly ThreadPreload[] = [];
+let preloaded: Promise<void> | undefined;
 
-export function useBundledModules(modules: Readonly<Record<string, string>> | undefined): void {
+export function useBundledModules(modules: Readonly<Record<string, string>> | undefined, preloads: readonly ThreadPreload[] | undefined): void {
   moduleMap = modules ?? {};
+  deferredPreloads = preloads ?? [];
 }
 
-/** What a host imports for `moduleUrl`: the bundle's copy when it has one. */
-export function bundledModuleUrl(moduleUrl: string): string {
-  return moduleMap[moduleUrl] ?? moduleUrl;
+/**
+ * Imports a behaviour's module in a host: the bundle's copy when it has one. Anything else (a test's
+ * fixture spawned beside a database's worker) loads through the app's loaders, registered now; it
+ * runs beside the bundle's copy of Molo, so it should share no classes with it (a type import is fine).
+ */
+export async function importInHost(moduleUrl: string): Promise<Record<string, unknown>> {
+  const bundled = moduleMap[moduleUrl];
+  if (bundled !== undefined) return (await import(bundled)) as Record<string, unknown>;
+  if (deferredPreloads.length > 0) await (preloaded ??= replayPreloads(deferredPreloads));
+  return (await import(moduleUrl)) as Record<string, unknown>;
+}
+
+async function replayPreloads(preloads: readonly ThreadPreload[]): Promise<void> {
+  const parent = pathToFileURL(`${process.cwd()}/`).href;
+  const require = createRequire(parent);
+  for (const preload of preloads) {
+    if (preload.kind === 'register') ((await import(preload.url)) as { register(): void }).register();
+    else if (preload.kind === 'loader') register(preload.url, parent);
+    else if (preload.kind === 'require') require(require.resolve(preload.path, { paths: [process.cwd()] }));
+    else await import(preload.url);
+  }
 }
