@@ -11,6 +11,7 @@ export {
   startNode as startClusterNode,
   Node as ClusterNode,
   NET_KERNEL_NAME,
+  CLUSTER_SERVICES_NAME,
   REMOTE_SPAWN_TIMEOUT_MS,
   parseNodeName,
   nodeMetrics,

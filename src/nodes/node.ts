@@ -11,6 +11,7 @@ import type { ClockTimer } from '../actors/clock.js';
 import { ActorSystem } from '../actors/system.js';
 import type { MoloError } from '../actors/errors.js';
 import { Ref } from '../actors/ref.js';
+import { Supervisor } from '../behaviours/supervisor.js';
 import { RefTable } from '../actors/placement/ref-table.js';
 import type { Logger } from '../telemetry/logger-api.js';
 import { describeSocketError, HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
@@ -62,8 +63,21 @@ export async function startNode(options: NodeOptions): Promise<Node> {
   const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
   const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   const system = new ActorSystem(systemOptionsFor(node, resolved, options));
-  return new Node(node, system, server, resolved, options);
+  let services: Ref;
+  try {
+    services = await Supervisor.start(system, CLUSTER_SERVICES_SPEC, { name: CLUSTER_SERVICES_NAME });
+  } catch (error) {
+    server.close();
+    system.shutdown();
+    throw error;
+  }
+  return new Node(node, system, server, resolved, options, services);
 }
+
+/** The supervisor of a node's cluster services (global names, process groups, topics, the bus, replication). */
+export const CLUSTER_SERVICES_NAME = 'molo.cluster_sup';
+/** Each service is a permanent child started by the service itself; restarts are cheap (state lives in the service). */
+const CLUSTER_SERVICES_SPEC = { strategy: 'one_for_one', intensity: 10, periodMs: 10_000, children: [] } as const;
 
 export class Node {
   readonly #server: Server;
@@ -99,6 +113,8 @@ export class Node {
     server: Server,
     options: ResolvedNodeOptions,
     raw: NodeOptions,
+    /** @internal The supervisor of the cluster services (`molo.cluster_sup`); each service starts its actor under it. */
+    readonly services: Ref,
   ) {
     this.#server = server;
     this.#options = options;

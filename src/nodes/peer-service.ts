@@ -11,8 +11,15 @@
  * name is not its link's node is a forgery: dropped, counted by kind, logged once per kind. Anything
  * that did not come over a link is ignored. Services check that a peer speaks only for its own
  * actors, and report what does not through {@link PeerService.forged}.
+ *
+ * The actor is a permanent child of the node's cluster services supervisor (`molo.cluster_sup`):
+ * killed, it is started again under the same name, attributed again, and says hello to every peer,
+ * whose sync answers bring it up to date. Its state lives in the service, so nothing is lost.
  */
+import { NameTaken } from '../actors/errors.js';
 import { CallRequest } from '../actors/messages.js';
+import type { Ref } from '../actors/ref.js';
+import { Supervisor } from '../behaviours/supervisor.js';
 import type { DownReason } from './link.js';
 import type { Node } from './node.js';
 import { FromPeer } from './peer-attribution.js';
@@ -41,19 +48,49 @@ export interface PeerServiceSpec {
   readonly kinds: readonly string[];
 }
 
+/** Service names taken on each node, from a service's construction until its stop. */
+const claimedNames = new WeakMap<Node, Set<string>>();
+
 export class PeerService {
   readonly #node: Node;
   readonly #spec: PeerServiceSpec;
   readonly #kinds: ReadonlySet<string>;
   readonly #forged = new Map<string, number>();
   readonly #off: (() => void)[] = [];
+  readonly #handlers: PeerServiceHandlers;
+  #unattribute: (() => void) | undefined;
   #stopped = false;
 
   constructor(node: Node, spec: PeerServiceSpec, handlers: PeerServiceHandlers) {
     this.#node = node;
     this.#spec = spec;
+    this.#handlers = handlers;
     this.#kinds = new Set(['hello', 'sync', ...spec.kinds]);
-    const ref = node.system.spawn(
+    // Claimed synchronously, as a spawn under the name would be: a second service of a kind on one node is an error now, not later.
+    const holder = node.system.whereis(spec.name);
+    const claimed = claimedNames.get(node) ?? new Set<string>();
+    claimedNames.set(node, claimed);
+    if (holder !== undefined || claimed.has(spec.name)) throw new NameTaken(spec.name, holder ?? node.services);
+    claimed.add(spec.name);
+    this.#off.push(
+      node.on('nodeup', (peer) => this.sendTo(peer, 'hello', handlers.snapshot())),
+      node.on('nodedown', (peer, reason) => handlers.nodedown(peer, reason)),
+    );
+    this.started = Supervisor.startChild(node.system, node.services, { id: spec.label, restart: 'permanent', start: ({ parent }) => this.#spawn(parent) }).then(
+      () => undefined,
+      (error: unknown) => node.logger.warn({ node: node.name, service: spec.label, err: error }, 'nodes.cluster_service_start_failed'),
+    );
+  }
+
+  /** Settles once the service's actor runs under the cluster services supervisor. */
+  readonly started: Promise<void>;
+
+  /** Starts (and, after a crash, restarts) the service's actor: registered, attributed, and saying hello to every peer. */
+  #spawn(parent: Ref): Ref | undefined {
+    if (this.#stopped) return undefined;
+    this.#unattribute?.();
+    const handlers = this.#handlers;
+    const ref = this.#node.system.spawn(
       (raw: unknown) => {
         if (raw instanceof CallRequest) {
           const answer = this.#call(raw.request, handlers);
@@ -63,14 +100,11 @@ export class PeerService {
         }
         else if (raw instanceof FromPeer) this.#receive(raw.peer, raw.message, handlers);
       },
-      { name: spec.name },
+      { name: this.#spec.name, link: parent },
     );
-    this.#off.push(
-      node.attribution.add(ref),
-      node.on('nodeup', (peer) => this.sendTo(peer, 'hello', handlers.snapshot())),
-      node.on('nodedown', (peer, reason) => handlers.nodedown(peer, reason)),
-    );
-    for (const peer of node.nodes()) this.sendTo(peer, 'hello', handlers.snapshot());
+    this.#unattribute = this.#node.attribution.add(ref);
+    for (const peer of this.#node.nodes()) this.sendTo(peer, 'hello', handlers.snapshot());
+    return ref;
   }
 
   get node(): Node {
@@ -116,8 +150,15 @@ export class PeerService {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const off of this.#off) off();
-    const ref = this.#node.system.whereis(this.#spec.name);
-    if (ref !== undefined && !this.#node.system.stopped) this.#node.system.exit(ref, 'shutdown');
+    this.#unattribute?.();
+    claimedNames.get(this.#node)?.delete(this.#spec.name);
+    const { system, services } = this.#node;
+    if (system.stopped) return;
+    // The supervisor stops the actor (a permanent child stopped by its supervisor is not restarted), then forgets it.
+    void this.started
+      .then(() => Supervisor.terminateChild(system, services, this.#spec.label))
+      .then(() => Supervisor.deleteChild(system, services, this.#spec.label))
+      .catch(() => undefined);
   }
 
   /** The message's kind and body when it is well-formed and names its own link's node; undefined otherwise (a forgery counted). */
