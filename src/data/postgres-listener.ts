@@ -3,7 +3,14 @@
  * new one (with capped backoff), LISTENs on every channel again, then runs the `onResync` hooks:
  * notifications sent while no connection listened are gone, and only the application knows how to
  * catch up (re-read a table, say).
+ *
+ * The retries run on the pool's clock, or, once `childSpec()` is placed in an application's tree,
+ * in an actor of that tree (as Postgrex.Notifications is a process of its own): each retry is a
+ * message in its mailbox from a timer it owns, and when it dies its supervisor starts another,
+ * which takes over where it stood (the channels and handlers are here, not in the actor).
  */
+import type { ActorContext, Clock, ClockTimer, Ref } from '../actors/index.js';
+import type { ChildSpec } from '../behaviours/index.js';
 import type { Logger } from '../telemetry/index.js';
 import type { DataContext } from './context.js';
 import type { NotificationHandler, PgConnection } from './pg/index.js';
@@ -24,19 +31,69 @@ interface Channel {
 const RETRY_INITIAL_MS = 100;
 const RETRY_MAX_MS = 10_000;
 
+/** Where the next retry is armed: the clock, or the timers of the actor that drives the listener. */
+interface RetryTimers {
+  set(retry: () => void, delayMs: number): unknown;
+  clear(timer: unknown): void;
+}
+
+const START = Symbol('listener.start');
+/** The message a driving actor's timer delivers: run the retry in the actor. */
+interface RetryTick {
+  readonly listenerRetry: () => void;
+}
+
 export class PostgresListener {
   readonly #channels = new Map<string, Channel>();
   readonly #resyncHooks = new Set<() => void | Promise<void>>();
   #lease: Lease<PgConnection> | undefined;
   #acquiring: Promise<PgConnection> | undefined;
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #retryTimer: unknown;
   #retryDelay = RETRY_INITIAL_MS;
   #closed = false;
+  #timers: RetryTimers;
 
   constructor(
     private readonly pool: Pool<PgConnection>,
     private readonly logger: Logger | undefined,
-  ) {}
+    clock: Clock,
+  ) {
+    this.#timers = {
+      set: (retry, delayMs) => {
+        const timer = clock.setTimer(retry, delayMs);
+        clock.unrefTimer?.(timer);
+        return timer;
+      },
+      clear: (timer) => clock.clearTimer(timer as ClockTimer),
+    };
+  }
+
+  /** A child spec whose actor drives the re-LISTEN retries (see the module's comment). */
+  childSpec(id: string): ChildSpec {
+    return {
+      id,
+      start: ({ system, parent }: { system: ActorContext['system']; parent: Ref }) => {
+        const ref = system.spawn((message: unknown, ctx: ActorContext) => {
+          if (message === START) this.#driveFrom(ctx);
+          else if (typeof (message as RetryTick | null)?.listenerRetry === 'function') (message as RetryTick).listenerRetry();
+        }, { link: parent });
+        system.send(ref, START);
+        return ref;
+      },
+    };
+  }
+
+  #driveFrom(ctx: ActorContext): void {
+    const pending = this.#retryTimer !== undefined;
+    if (pending) this.#timers.clear(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#timers = {
+      set: (retry, delayMs) => ctx.sendAfter(delayMs, { listenerRetry: retry } satisfies RetryTick),
+      clear: (timer) => void ctx.cancelTimer(timer as ReturnType<ActorContext['sendAfter']>),
+    };
+    // A retry the last driver had armed (or a connection lost while none drove): armed again here.
+    if (pending || (this.#lease === undefined && this.#acquiring === undefined && this.#channels.size > 0)) this.#reconnect();
+  }
 
   async listen(channel: string, handler: NotificationHandler, options: ListenOptions): Promise<() => Promise<void>> {
     const conn = await this.#connection(options.ctx);
@@ -78,7 +135,7 @@ export class PostgresListener {
 
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    if (this.#retryTimer !== undefined) this.#timers.clear(this.#retryTimer);
     const lease = this.#lease;
     this.#lease = undefined;
     if (lease !== undefined) {
@@ -122,7 +179,7 @@ export class PostgresListener {
 
   #reconnect(): void {
     if (this.#closed || this.#retryTimer !== undefined) return;
-    this.#retryTimer = setTimeout(() => {
+    this.#retryTimer = this.#timers.set(() => {
       this.#retryTimer = undefined;
       void this.#relisten().then(
         () => {
@@ -135,7 +192,6 @@ export class PostgresListener {
         },
       );
     }, this.#retryDelay);
-    this.#retryTimer.unref();
   }
 
   async #relisten(): Promise<void> {

@@ -218,7 +218,7 @@ export class PostgresDatabase implements Database {
     /** The database this pool serves: a call whose `ctx.database` names another is refused (DatabaseNotRouted). */
     readonly database: string,
   ) {
-    this.#listener = new PostgresListener(pool, logger);
+    this.#listener = new PostgresListener(pool, logger, system.clock);
   }
 
   query<R extends Row = Row>(sql: string, params?: readonly Value[], ctx?: DataContext, options?: QueryOptions): Promise<Result<R>> {
@@ -310,6 +310,15 @@ export class PostgresDatabase implements Database {
    * LISTEN on a connection the pool keeps for notifications. After a reconnect every channel is
    * listened to again and `onResync` runs, since notifications sent in between are lost.
    */
+  /**
+   * A child spec for the application's tree whose actor drives LISTEN's recovery: after the listening
+   * connection is lost, the retries that take a new one and LISTEN again are messages in its mailbox.
+   * Visible in `/tree`, restarted by the tree's rules; until it starts, the retries run on the clock.
+   */
+  listenerChild(id = 'pg-listener'): ChildSpec {
+    return this.#listener.childSpec(id);
+  }
+
   listen(channel: string, handler: NotificationHandler, options: ListenOptions = {}): Promise<() => Promise<void>> {
     return this.#listener.listen(channel, handler, options);
   }

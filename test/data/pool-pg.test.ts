@@ -5,7 +5,7 @@
  */
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ActorSystem } from '../../src/actors/index.js';
+import type { ActorSystem, Ref } from '../../src/actors/index.js';
 import { Supervisor } from '../../src/behaviours/index.js';
 import {
   AcquireTimeout,
@@ -222,5 +222,52 @@ describe('Postgres pool', () => {
     await eventually(() => resyncs === 1, 10_000, 'resync after reconnect');
     await db.notify('molo_events', 'after');
     await eventually(() => received.includes('after'), 5_000, 'notification after reconnect');
+  });
+
+  it('LISTEN recovery driven by its child in the tree: killed, the child is restarted, and the next lost connection is recovered by the new actor', async () => {
+    const db = await open({ min: 1, max: 3 });
+    const root = await Supervisor.start(system, { strategy: 'one_for_one', children: [db.listenerChild()] });
+    const received: string[] = [];
+    let resyncs = 0;
+    await db.listen('molo_child_events', (payload) => received.push(payload), { onResync: () => void resyncs++ });
+    const [child] = await Supervisor.whichChildren(system, root);
+    expect(child).toMatchObject({ id: 'pg-listener', type: 'worker' });
+    const first = child!.ref as Ref;
+    system.exit(first, 'kill');
+    let second: Ref | undefined;
+    await eventually(() => !system.isAlive(first), 5_000, 'killed');
+    for (let i = 0; i < 100 && (second === undefined || second === first); i++) {
+      await sleep(20);
+      const [again] = await Supervisor.whichChildren(system, root);
+      second = typeof again?.ref === 'object' && system.isAlive(again.ref) ? again.ref : undefined;
+    }
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+
+    const listenerPid = psql(`SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%molo_child_events%' AND datname = '${fresh.database}'`);
+    psql(`SELECT pg_terminate_backend(${listenerPid})`);
+    await eventually(() => resyncs === 1, 10_000, 'resync after reconnect, by the restarted actor');
+    await db.notify('molo_child_events', 'after');
+    await eventually(() => received.includes('after'), 5_000, 'notification after reconnect');
+    await Supervisor.stop(system, root);
+  });
+
+  it('a temporary listener child killed and not restarted leaves a lost LISTEN unrecovered: the actor is what retries', async () => {
+    const db = await open({ min: 1, max: 3 });
+    const root = await Supervisor.start(system, { strategy: 'one_for_one', children: [{ ...db.listenerChild(), restart: 'temporary' }] });
+    let resyncs = 0;
+    await db.listen('molo_orphan_events', () => undefined, { onResync: () => void resyncs++ });
+    const [child] = await Supervisor.whichChildren(system, root);
+    system.exit(child!.ref as Ref, 'kill');
+    await eventually(() => !system.isAlive(child!.ref as Ref), 5_000, 'killed');
+    const listenerPid = psql(`SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%molo_orphan_events%' AND datname = '${fresh.database}'`);
+    psql(`SELECT pg_terminate_backend(${listenerPid})`);
+    await sleep(1_000);
+    expect(resyncs).toBe(0);
+    // Placed again, a driver takes the retries up.
+    const again = await Supervisor.startChild(system, root, { ...db.listenerChild('pg-listener-2') });
+    expect(again).toBeDefined();
+    await eventually(() => resyncs === 1, 10_000, 'resync once a driver is back');
+    await Supervisor.stop(system, root);
   });
 });
