@@ -103,8 +103,10 @@ try {
   // Both write while cut off; each policy settles its conflict the same way on both.
   await a.orm.insert(Setting, { name: 'theme', value: 'dark' });
   await until(async () => (await b.orm.find(Setting, 'theme')) !== undefined);
+  // Cut from both sides: b connected to a, so it would dial a again at once and replicate its writes before a's.
   a.node.disconnect(bName);
-  await until(async () => !a.node.isConnected(bName));
+  b.node.disconnect(a.node.name);
+  await until(async () => !a.node.isConnected(bName) && !b.node.isConnected(a.node.name));
   await b.kv.set('motd', Buffer.from('from b'));
   const onB = (await b.orm.find(Note, 2n))!;
   await b.orm.update(Note, onB, { body: 'b edits note 2 once' });
