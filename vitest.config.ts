@@ -13,9 +13,5 @@ export default defineConfig({
     // (the suite is CPU-bound), and the flakes two at a time surfaced were fixed first
     // (process-tree.ts's mid-exec environment read, the getting-started example's EPIPE).
     maxWorkers: 2,
-    // Each fork keeps its module cache from one file to the next: the same files in a quarter less
-    // CPU (test/data: 47.6 s → 34.2 s user, measured 2026-12-07). Tests share no module state: every
-    // system, database, registry and env change is made and undone by the test that needs it.
-    isolate: false,
   },
 });
