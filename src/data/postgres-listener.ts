@@ -9,8 +9,9 @@
  * message in its mailbox from a timer it owns, and when it dies its supervisor starts another,
  * which takes over where it stood (the channels and handlers are here, not in the actor).
  */
-import type { ActorContext, Clock, ClockTimer, Ref } from '../actors/index.js';
+import type { Clock } from '../actors/index.js';
 import type { ChildSpec } from '../behaviours/index.js';
+import { clockTimers, timerDriverChild, type WorkTimers } from './timer-driver.js';
 import type { Logger } from '../telemetry/index.js';
 import type { DataContext } from './context.js';
 import type { NotificationHandler, PgConnection } from './pg/index.js';
@@ -31,17 +32,6 @@ interface Channel {
 const RETRY_INITIAL_MS = 100;
 const RETRY_MAX_MS = 10_000;
 
-/** Where the next retry is armed: the clock, or the timers of the actor that drives the listener. */
-interface RetryTimers {
-  set(retry: () => void, delayMs: number): unknown;
-  clear(timer: unknown): void;
-}
-
-const START = Symbol('listener.start');
-/** The message a driving actor's timer delivers: run the retry in the actor. */
-interface RetryTick {
-  readonly listenerRetry: () => void;
-}
 
 export class PostgresListener {
   readonly #channels = new Map<string, Channel>();
@@ -51,46 +41,26 @@ export class PostgresListener {
   #retryTimer: unknown;
   #retryDelay = RETRY_INITIAL_MS;
   #closed = false;
-  #timers: RetryTimers;
+  #timers: WorkTimers;
 
   constructor(
     private readonly pool: Pool<PgConnection>,
     private readonly logger: Logger | undefined,
     clock: Clock,
   ) {
-    this.#timers = {
-      set: (retry, delayMs) => {
-        const timer = clock.setTimer(retry, delayMs);
-        clock.unrefTimer?.(timer);
-        return timer;
-      },
-      clear: (timer) => clock.clearTimer(timer as ClockTimer),
-    };
+    this.#timers = clockTimers(clock);
   }
 
   /** A child spec whose actor drives the re-LISTEN retries (see the module's comment). */
   childSpec(id: string): ChildSpec {
-    return {
-      id,
-      start: ({ system, parent }: { system: ActorContext['system']; parent: Ref }) => {
-        const ref = system.spawn((message: unknown, ctx: ActorContext) => {
-          if (message === START) this.#driveFrom(ctx);
-          else if (typeof (message as RetryTick | null)?.listenerRetry === 'function') (message as RetryTick).listenerRetry();
-        }, { link: parent });
-        system.send(ref, START);
-        return ref;
-      },
-    };
+    return timerDriverChild(id, (timers) => this.#driveFrom(timers));
   }
 
-  #driveFrom(ctx: ActorContext): void {
+  #driveFrom(timers: WorkTimers): void {
     const pending = this.#retryTimer !== undefined;
     if (pending) this.#timers.clear(this.#retryTimer);
     this.#retryTimer = undefined;
-    this.#timers = {
-      set: (retry, delayMs) => ctx.sendAfter(delayMs, { listenerRetry: retry } satisfies RetryTick),
-      clear: (timer) => void ctx.cancelTimer(timer as ReturnType<ActorContext['sendAfter']>),
-    };
+    this.#timers = timers;
     // A retry the last driver had armed (or a connection lost while none drove): armed again here.
     if (pending || (this.#lease === undefined && this.#acquiring === undefined && this.#channels.size > 0)) this.#reconnect();
   }

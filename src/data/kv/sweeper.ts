@@ -4,8 +4,9 @@
  * interval (or, when the store knows it, not before the next key is due). The next tick is armed only
  * after the batch finished, so a slow database never has two sweeps of one store in flight.
  */
-import type { ActorContext, Clock, ClockTimer, Ref } from '../../actors/index.js';
+import type { Clock } from '../../actors/index.js';
 import type { ChildSpec } from '../../behaviours/index.js';
+import { clockTimers, timerDriverChild, type WorkTimers } from '../timer-driver.js';
 
 export interface SweeperOptions {
   readonly clock: Clock;
@@ -18,22 +19,10 @@ export interface SweeperOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** Where the sweep's next tick is armed: the store's clock, or the timers of the actor that drives it. */
-interface TickTimers {
-  set(tick: () => void, delayMs: number): unknown;
-  clear(timer: unknown): void;
-}
-
-/** The message a driving actor's timer delivers: run the sweep's tick in the actor. */
-interface SweepTick {
-  readonly sweepTick: () => void;
-}
-
-const START = Symbol('sweeper.start');
 
 export class Sweeper {
   readonly #options: SweeperOptions;
-  #timers: TickTimers;
+  #timers: WorkTimers;
   #timer: unknown;
   /** Wall time the armed timer fires at. */
   #wakeAt = Number.POSITIVE_INFINITY;
@@ -42,15 +31,7 @@ export class Sweeper {
 
   constructor(options: SweeperOptions) {
     this.#options = options;
-    const { clock } = options;
-    this.#timers = {
-      set: (tick, delayMs) => {
-        const timer = clock.setTimer(tick, delayMs);
-        clock.unrefTimer?.(timer);
-        return timer;
-      },
-      clear: (timer) => clock.clearTimer(timer as ClockTimer),
-    };
+    this.#timers = clockTimers(options.clock);
   }
 
   start(): void {
@@ -63,26 +44,11 @@ export class Sweeper {
    * starts another that takes the sweep over where it stood (the keys are in the store).
    */
   childSpec(id: string): ChildSpec {
-    return {
-      id,
-      start: ({ system, parent }: { system: ActorContext['system']; parent: Ref }) => {
-        const ref = system.spawn((message: unknown, ctx: ActorContext) => {
-          if (message === START) this.#driveFrom(ctx);
-          else if (typeof (message as SweepTick | null)?.sweepTick === 'function') (message as SweepTick).sweepTick();
-        }, { link: parent });
-        system.send(ref, START);
-        return ref;
-      },
-    };
-  }
-
-  #driveFrom(ctx: ActorContext): void {
-    this.#disarm();
-    this.#timers = {
-      set: (tick, delayMs) => ctx.sendAfter(delayMs, { sweepTick: tick } satisfies SweepTick),
-      clear: (timer) => void ctx.cancelTimer(timer as ReturnType<ActorContext['sendAfter']>),
-    };
-    if (this.#running === undefined) this.#schedule();
+    return timerDriverChild(id, (timers) => {
+      this.#disarm();
+      this.#timers = timers;
+      if (this.#running === undefined) this.#schedule();
+    });
   }
 
   /** A key expiring at `at` was written: wake by then (stores that know their next expiry call this). */
