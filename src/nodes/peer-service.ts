@@ -50,6 +50,8 @@ export interface PeerServiceSpec {
 
 /** Service names taken on each node, from a service's construction until its stop. */
 const claimedNames = new WeakMap<Node, Set<string>>();
+/** Per node and service label: the last stop's removal of its child, which a new service of that label waits for. */
+const removals = new WeakMap<Node, Map<string, Promise<void>>>();
 
 export class PeerService {
   readonly #node: Node;
@@ -67,19 +69,22 @@ export class PeerService {
     this.#handlers = handlers;
     this.#kinds = new Set(['hello', 'sync', ...spec.kinds]);
     // Claimed synchronously, as a spawn under the name would be: a second service of a kind on one node is an error now, not later.
-    const holder = node.system.whereis(spec.name);
+    // (Not by the registry: the actor of a service stopped a moment ago may still hold the name while its supervisor stops it.)
     const claimed = claimedNames.get(node) ?? new Set<string>();
     claimedNames.set(node, claimed);
-    if (holder !== undefined || claimed.has(spec.name)) throw new NameTaken(spec.name, holder ?? node.services);
+    if (claimed.has(spec.name)) throw new NameTaken(spec.name, node.system.whereis(spec.name) ?? node.services);
     claimed.add(spec.name);
     this.#off.push(
       node.on('nodeup', (peer) => this.sendTo(peer, 'hello', handlers.snapshot())),
       node.on('nodedown', (peer, reason) => handlers.nodedown(peer, reason)),
     );
-    this.started = Supervisor.startChild(node.system, node.services, { id: spec.label, restart: 'permanent', start: ({ parent }) => this.#spawn(parent) }).then(
-      () => undefined,
-      (error: unknown) => node.logger.warn({ node: node.name, service: spec.label, err: error }, 'nodes.cluster_service_start_failed'),
-    );
+    const removed = removals.get(node)?.get(spec.label) ?? Promise.resolve();
+    this.started = removed
+      .then(() => Supervisor.startChild(node.system, node.services, { id: spec.label, restart: 'permanent', start: ({ parent }) => this.#spawn(parent) }))
+      .then(
+        () => undefined,
+        (error: unknown) => node.logger.warn({ node: node.name, service: spec.label, err: error }, 'nodes.cluster_service_start_failed'),
+      );
   }
 
   /** Settles once the service's actor runs under the cluster services supervisor. */
@@ -155,10 +160,13 @@ export class PeerService {
     const { system, services } = this.#node;
     if (system.stopped) return;
     // The supervisor stops the actor (a permanent child stopped by its supervisor is not restarted), then forgets it.
-    void this.started
+    const removed = this.started
       .then(() => Supervisor.terminateChild(system, services, this.#spec.label))
       .then(() => Supervisor.deleteChild(system, services, this.#spec.label))
       .catch(() => undefined);
+    const byLabel = removals.get(this.#node) ?? new Map<string, Promise<void>>();
+    removals.set(this.#node, byLabel);
+    byLabel.set(this.#spec.label, removed);
   }
 
   /** The message's kind and body when it is well-formed and names its own link's node; undefined otherwise (a forgery counted). */

@@ -62,6 +62,23 @@ describe('cluster services under molo.cluster_sup', () => {
     }
   }, 30_000);
 
+  it('a service stopped and started again at once runs under the supervisor again, with peers re-synced', async () => {
+    const a = await testNode('sup_again_a');
+    const b = await testNode('sup_again_b');
+    await a.connect(b.name);
+    startGlobal(a).stop();
+    const running = startGlobal(a);
+    await eventually(() => a.system.whereis(GLOBAL_NAME) !== undefined, 5_000, 'the second one running');
+    running.stop();
+    const ga = startGlobal(a);
+    const gb = startGlobal(b);
+    const supervisor = a.system.whereis(CLUSTER_SERVICES_NAME)!;
+    await eventuallyAsync(async () => (await Supervisor.whichChildren(a.system, supervisor)).some((child) => child.id === 'global' && typeof child.ref === 'object'), 5_000, 'the new global supervised');
+    const holder = b.system.spawn(() => {});
+    await gb.register('again', holder);
+    await eventually(() => sameActor(ga.whereis('again'), holder), 10_000, 'a learns b state through the new service');
+  });
+
   it('a second service of a kind on one node is refused at once, naming the name it would take', async () => {
     const a = await testNode('sup_twice');
     try {
