@@ -45,8 +45,8 @@ export class MailboxFull extends codedError(ActorErrorCode.MailboxFull, (target:
   fields: { target, capacity },
 })) {}
 
-/** No reply arrived within the call's timeout. */
-export class CallTimeout extends codedError(ActorErrorCode.CallTimeout, (target: Ref, timeoutMs: number) => ({
+/** No reply arrived within the call's timeout; `target` is the callee, or the name it was called by. */
+export class CallTimeout extends codedError(ActorErrorCode.CallTimeout, (target: Ref | string, timeoutMs: number) => ({
   message: `call to ${target} timed out after ${timeoutMs} ms`,
   fields: { target, timeoutMs },
 })) {}

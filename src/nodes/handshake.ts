@@ -19,7 +19,8 @@ import { pack, unpack } from 'msgpackr';
 import { HandshakeRefused, type RefusalReason } from './errors.js';
 import { parseNodeName } from './names.js';
 
-export const HANDSHAKE_VERSION = 1;
+/** 2: the net kernel is called by name (named-call.ts), so node info no longer carries its id. */
+export const HANDSHAKE_VERSION = 2;
 export const MAX_HANDSHAKE_MESSAGE_BYTES = 1_024;
 const CHALLENGE_BYTES = 32;
 const PROOF_BYTES = 32;
@@ -28,8 +29,6 @@ const PROOF_BYTES = 32;
 export interface PeerInfo {
   /** Creation of the peer's main system (the origin of its calls and monitors). */
   readonly creation: number;
-  /** Id of the peer's net kernel actor (answers `whereis` and remote spawns). */
-  readonly kernelId: number;
   readonly maxFrameBytes: number;
   readonly sendQueueBytes: number;
 }
@@ -166,14 +165,14 @@ function proofMatches(expected: Buffer, given: unknown): boolean {
 function checkInfo(value: unknown, peer: string, socket: Socket): PeerInfo {
   const ok =
     Array.isArray(value) &&
-    value.length === 4 &&
+    value.length === 3 &&
     value.every((field) => Number.isInteger(field) && (field as number) > 0 && (field as number) <= 0xffff_ffff);
   if (!ok) refuse(socket, 'malformed', peer, 'malformed node info');
-  const [creation, kernelId, maxFrameBytes, sendQueueBytes] = value as number[];
-  return { creation: creation!, kernelId: kernelId!, maxFrameBytes: maxFrameBytes!, sendQueueBytes: sendQueueBytes! };
+  const [creation, maxFrameBytes, sendQueueBytes] = value as number[];
+  return { creation: creation!, maxFrameBytes: maxFrameBytes!, sendQueueBytes: sendQueueBytes! };
 }
 
-const infoTuple = (info: PeerInfo): number[] => [info.creation, info.kernelId, info.maxFrameBytes, info.sendQueueBytes];
+const infoTuple = (info: PeerInfo): number[] => [info.creation, info.maxFrameBytes, info.sendQueueBytes];
 
 function refusedBy(message: unknown[], peer: string | undefined): void {
   if (message[0] === 'refused') {

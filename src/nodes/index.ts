@@ -3,6 +3,8 @@ export { startNode, Node, CLUSTER_SERVICES_NAME, NET_KERNEL_NAME, REMOTE_SPAWN_T
 export type { RemoteSpawnOptions, RemoteSpawnPolicy } from './remote-spawn.js';
 export type { NodeOptions, NodeTlsOptions, FullPolicy } from './options.js';
 export type { DownReason } from './link.js';
+export { nodeChild, type NodeChild } from './node-child.js';
+export { NODE_LINKS_ID, type LinkStatus } from './link-actors.js';
 export type { AutoConnectStats } from './auto-connect.js';
 export { parseNodeName, type NodeAddress } from './names.js';
 export { nodeMetrics, NodeMetrics } from './metrics.js';

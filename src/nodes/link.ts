@@ -25,7 +25,7 @@ import type { PeerAttribution } from './peer-attribution.js';
 import { PeerRouter } from './peer-router.js';
 
 /** Why a link went down, as `nodedown` reports it. */
-export type DownReason = 'closed' | 'heartbeat' | 'frame_too_large' | 'violation' | 'queue_full' | 'disconnect' | 'duplicate' | 'stopped';
+export type DownReason = 'closed' | 'heartbeat' | 'frame_too_large' | 'violation' | 'queue_full' | 'disconnect' | 'duplicate' | 'stopped' | 'killed';
 
 export interface LinkSettings {
   readonly maxFrameBytes: number;

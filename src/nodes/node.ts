@@ -15,7 +15,9 @@ import { Supervisor } from '../behaviours/supervisor.js';
 import { RefTable } from '../actors/placement/ref-table.js';
 import type { Logger } from '../telemetry/logger-api.js';
 import { describeSocketError, HandshakeRefused, InvalidNodeOption, NodeDown, NodeFrameTooLarge, NodeStopped, type RefusalReason } from './errors.js';
-import { startNetKernel } from './net-kernel.js';
+import { NET_KERNEL_NAME, netKernelChild } from './net-kernel.js';
+import { callByName } from './named-call.js';
+import { LinkActors, nodeLinksChild } from './link-actors.js';
 import { dial, listen } from './sockets.js';
 import { NodeCounters, type NodeStats } from './stats.js';
 import { accept, initiate, type HandshakeResult, type HandshakeSide } from './handshake.js';
@@ -63,21 +65,30 @@ export async function startNode(options: NodeOptions): Promise<Node> {
   const port = resolved.address.port === 0 ? (server.address() as AddressInfo).port : resolved.address.port;
   const node = `${name}@${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   const system = new ActorSystem(systemOptionsFor(node, resolved, options));
+  const attribution = new PeerAttribution(system);
   let services: Ref;
   try {
-    services = await Supervisor.start(system, CLUSTER_SERVICES_SPEC, { name: CLUSTER_SERVICES_NAME });
+    services = await Supervisor.start(system, {
+      strategy: 'one_for_one',
+      intensity: 10,
+      periodMs: 10_000,
+      children: [netKernelChild(system, resolved.remoteSpawn, attribution), nodeLinksChild(system)],
+    }, { name: CLUSTER_SERVICES_NAME });
   } catch (error) {
     server.close();
     system.shutdown();
     throw error;
   }
-  return new Node(node, system, server, resolved, options, services);
+  return new Node(node, system, server, resolved, options, services, attribution);
 }
 
-/** The supervisor of a node's cluster services (global names, process groups, topics, the bus, replication). */
+/**
+ * A node's supervisor: its net kernel (`net_kernel`), the actors of its links (`node_links`), then
+ * each cluster service (global names, process groups, topics, the bus, replication), a permanent
+ * child started by the service itself; restarts are cheap (state lives in the service, peers call
+ * the kernel by name). Stopped in reverse: services, links, kernel.
+ */
 export const CLUSTER_SERVICES_NAME = 'molo.cluster_sup';
-/** Each service is a permanent child started by the service itself; restarts are cheap (state lives in the service). */
-const CLUSTER_SERVICES_SPEC = { strategy: 'one_for_one', intensity: 10, periodMs: 10_000, children: [] } as const;
 
 export class Node {
   readonly #server: Server;
@@ -93,8 +104,7 @@ export class Node {
   readonly #auto: AutoConnect;
   /** This node's canonical refs: another node in the same process never hands it a live object of its own. */
   readonly #refs = new RefTable();
-  /** @internal The cluster services: what peers send them arrives attributed to the link (peer-attribution.ts). */
-  readonly attribution: PeerAttribution;
+  readonly #linkActors: LinkActors;
   /** Accepted sockets, counted from the TCP accept until their handshake ends. */
   readonly #acceptor: Acceptor;
   /** Peers that answered `busy`, dialled again soon. */
@@ -113,8 +123,10 @@ export class Node {
     server: Server,
     options: ResolvedNodeOptions,
     raw: NodeOptions,
-    /** @internal The supervisor of the cluster services (`molo.cluster_sup`); each service starts its actor under it. */
+    /** @internal The node's supervisor (`molo.cluster_sup`); each cluster service starts its actor under it. */
     readonly services: Ref,
+    /** @internal The net kernel and cluster services: what peers send them arrives attributed to the link (peer-attribution.ts). */
+    readonly attribution: PeerAttribution,
   ) {
     this.#server = server;
     this.#options = options;
@@ -124,7 +136,7 @@ export class Node {
       detectionMs: options.detectionMs,
       fullPolicy: options.fullPolicy,
     };
-    this.attribution = new PeerAttribution(system);
+    this.#linkActors = new LinkActors(system, services, () => this.#stopped);
     this.#unreachable = new Unreachable(system, () => void this.stop());
     this.#auto = new AutoConnect(system, this.#unreachable, {
       enabled: options.autoConnect,
@@ -139,11 +151,10 @@ export class Node {
       allow: options.allow,
     }, { name, dial: (node) => void this.#dial(node) }, this.#refs);
     system.setRemoteRouter(this.#auto);
-    const kernel = startNetKernel(system, options.remoteSpawn);
     this.#side = {
       name,
       secret: options.secret,
-      info: { creation: system.creation, kernelId: kernel.id, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
+      info: { creation: system.creation, maxFrameBytes: options.maxFrameBytes, sendQueueBytes: options.sendQueueBytes },
       admit: (peer) => this.#admit(peer),
     };
     this.#busy = new BusyRetry(options, (node) => void this.#dial(node), system.clock);
@@ -208,7 +219,7 @@ export class Node {
   /** The ref registered as `name` on `node` (this node included); undefined if none. Fails with NodeDown if not connected. */
   async whereis(name: string, node: string): Promise<Ref | undefined> {
     if (node === this.name) return this.system.whereis(name);
-    const ref = await this.system.call(this.#kernelOf(node, `name '${name}'`), ['whereis', name]);
+    const ref = await this.#callKernel(node, `name '${name}'`, ['whereis', name], this.system.callTimeoutMs);
     return ref instanceof Ref ? ref : undefined;
   }
 
@@ -221,17 +232,20 @@ export class Node {
   async spawn(node: string, module: BehaviourModule, options: RemoteSpawnOptions = {}, timeoutMs = REMOTE_SPAWN_TIMEOUT_MS): Promise<Ref | undefined> {
     const request = spawnRequest(module, options);
     if (node === this.name) return serveSpawn(this.system, true, request);
-    const answer = await this.system.call(this.#kernelOf(node, String(module.moduleUrl)), request, timeoutMs);
+    const answer = await this.#callKernel(node, String(module.moduleUrl), request, timeoutMs);
     if (!Array.isArray(answer)) throw new TypeError('malformed spawn answer');
     if (answer[0] === 'ok') return answer[1] instanceof Ref ? answer[1] : undefined;
     throw answer[1] instanceof Error ? answer[1] : new Error(String(answer[1]));
   }
 
-  /** The net kernel of a connected node. */
-  #kernelOf(node: string, what: string): Ref {
+  /** Calls the net kernel of a connected node by name: a kernel restarted there answers too. */
+  #callKernel(node: string, what: string, request: unknown, timeoutMs: number): Promise<unknown> {
     const link = this.#links.get(node);
-    if (link === undefined) throw new NodeDown(node, what);
-    return this.#refs.intern(node, link.info.kernelId, link.info.creation);
+    if (link === undefined) return Promise.reject(new NodeDown(node, what));
+    return callByName(this.system, node, NET_KERNEL_NAME, request, timeoutMs, {
+      sendNamed: (message) => link.router.sendNamed(NET_KERNEL_NAME, message),
+      onDown: (listener) => this.on('nodedown', (down) => down === node && listener()),
+    });
   }
 
   /** Sends to the actor registered as `name` on `node` (Erlang's `{Name, Node} ! Msg`); dropped if there is none. */
@@ -427,6 +441,7 @@ export class Node {
     if (wanted !== undefined) wanted.attempts = 0;
     this.#busy.forget(peer);
     link.start(result.leftover);
+    this.#linkActors.attach(link);
     this.logger.info({ node: this.name, peer }, 'nodes.up');
     for (const waiter of this.#waiters.get(peer) ?? []) waiter.resolve();
     this.#waiters.delete(peer);
@@ -444,6 +459,7 @@ export class Node {
   #down(link: NodeLink, reason: DownReason): void {
     const peer = link.peer;
     this.#counts.closed(link);
+    this.#linkActors.detach(link);
     if (this.#links.get(peer) !== link) return;
     this.#links.delete(peer);
     this.system.setNodeRoute(peer, undefined);

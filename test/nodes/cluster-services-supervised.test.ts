@@ -23,8 +23,9 @@ describe('cluster services under molo.cluster_sup', () => {
       const [pa, pb] = [startGroups(a), startGroups(b)];
       const supervisor = a.system.whereis(CLUSTER_SERVICES_NAME)!;
       expect(supervisor).toBeDefined();
-      await eventuallyAsync(async () => (await Supervisor.whichChildren(a.system, supervisor)).length === 2, 5_000, 'both services supervised');
-      expect((await Supervisor.whichChildren(a.system, supervisor)).map((child) => child.id).sort()).toEqual(['global', 'pg']);
+      // After the node's own children (its net kernel and its links).
+      await eventuallyAsync(async () => (await Supervisor.whichChildren(a.system, supervisor)).length === 4, 5_000, 'both services supervised');
+      expect((await Supervisor.whichChildren(a.system, supervisor)).map((child) => child.id).sort()).toEqual(['global', 'net_kernel', 'node_links', 'pg']);
 
       const holder = b.system.spawn(() => {});
       const member = b.system.spawn(() => {});
@@ -54,7 +55,7 @@ describe('cluster services under molo.cluster_sup', () => {
 
       // Stopped, a service leaves the tree (and is not restarted).
       pa.stop();
-      await eventuallyAsync(async () => (await Supervisor.whichChildren(a.system, supervisor)).map((child) => child.id).join() === 'global', 5_000, 'pg gone from the tree');
+      await eventuallyAsync(async () => (await Supervisor.whichChildren(a.system, supervisor)).map((child) => child.id).join() === 'net_kernel,node_links,global', 5_000, 'pg gone from the tree');
       expect(a.system.whereis(GROUPS_NAME)).toBeUndefined();
     } finally {
       await a.stop();

@@ -44,7 +44,7 @@ export async function rawPeer(node: Node, name: string, options: { secret?: stri
   const socket = await rawSocket(node);
   socket.on('error', () => {});
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  const info = { creation: 77, kernelId: 1, maxFrameBytes: 1_048_576, sendQueueBytes: options.sendQueueBytes ?? 4 * 1_048_576 };
+  const info = { creation: 77, maxFrameBytes: 1_048_576, sendQueueBytes: options.sendQueueBytes ?? 4 * 1_048_576 };
   const result = await initiate(socket, { name, secret: Buffer.from(options.secret ?? SECRET), info, admit: () => undefined }, node.name);
   const record = (bytes: Uint8Array): void => {
     const head = Buffer.allocUnsafe(4);
