@@ -174,11 +174,20 @@ export class AdminOps {
     if (REDRIVABLE.includes(found.state)) {
       return this.#step(id, 'REDRIVE', 'retry', async (tx, to, now, line) => {
         await tx.query(this.c.sql(this.#redriveSet(`WHERE id = $1::text`)), [id, to, now, line]);
+        await this.#forgetBound(tx, found.queue);
       });
     }
     return this.#step(id, 'RETRY', 'retry', async (tx, to, now, line) => {
       await tx.query(this.c.sql(`UPDATE ${t.tasks} SET state = $2::text, run_after = $3::int8, history = history || $4::text WHERE id = $1::text`), [id, to, now, line]);
     });
+  }
+
+  /**
+   * A redrive makes finished tasks active again, which the queue's active bound (enqueue-batch.ts)
+   * did not count: the bound is dropped, in the redrive's transaction, so the next enqueue counts.
+   */
+  async #forgetBound(tx: Queryable, queue: string): Promise<void> {
+    await tx.query(this.c.sql(`UPDATE ${this.c.tables.queues} SET active_bound = NULL WHERE name = $1::text`), [queue]);
   }
 
   #redriveSet(where: string): string {
@@ -204,7 +213,11 @@ export class AdminOps {
       for (let i = 0; i < ids.length; i += 900) total += await this.redrive(queue, ids.slice(i, i + 900));
       return total;
     }
-    const { rows } = await this.db.query(this.c.sql(`${this.#redriveSet(where)} RETURNING id`), values);
+    const rows = await this.db.transaction(async (tx) => {
+      const redriven = await tx.query(this.c.sql(`${this.#redriveSet(where)} RETURNING id`), values);
+      if (redriven.rows.length > 0) await this.#forgetBound(tx, queue);
+      return redriven.rows;
+    });
     for (const row of rows) changes.push({ queue, id: String(row.id), from: DEAD_LETTERED, to: REDRIVEN });
     this.report(changes);
     return rows.length;

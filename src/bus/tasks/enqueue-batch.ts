@@ -39,18 +39,13 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
   const t = c.tables;
   const queues = [...new Set(items.map((item) => item.queue))];
   const configs = new Map<string, ResolvedTaskQueueConfig>();
-  const locked = await tx.query(c.sql(`SELECT name, config FROM ${t.queues} WHERE name IN (${params(1, queues.length)}) ORDER BY name FOR UPDATE`), queues);
-  for (const row of locked.rows) configs.set(String(row.name), JSON.parse(String(row.config)) as ResolvedTaskQueueConfig);
-  const depth = new Map<string, number>();
-  if (configs.size > 0) {
-    const names = [...configs.keys()];
-    const counted = await tx.query(
-      c.sql(`SELECT queue, count(*) AS n FROM ${t.tasks} WHERE queue IN (${params(1, names.length)}) AND state IN ${sqlStates(ACTIVE)} GROUP BY queue`),
-      names,
-    );
-    for (const name of names) depth.set(name, 0);
-    for (const row of counted.rows) depth.set(String(row.queue), toNumber(row.n));
+  const locked = await tx.query(c.sql(`SELECT name, config, active_bound FROM ${t.queues} WHERE name IN (${params(1, queues.length)}) ORDER BY name FOR UPDATE`), queues);
+  const bounds = new Map<string, number | null>();
+  for (const row of locked.rows) {
+    configs.set(String(row.name), JSON.parse(String(row.config)) as ResolvedTaskQueueConfig);
+    bounds.set(String(row.name), row.active_bound === null || row.active_bound === undefined ? null : toNumber(row.active_bound));
   }
+  const depth = await activeDepths(tx, c, items, configs, bounds);
   const outcomes: Outcome<EnqueueResult>[] = [];
   const rows: EnqueueItem[] = [];
   // Read only when an item names a missing queue (a queue deleted since its config was cached): for its "did you mean".
@@ -88,8 +83,46 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
     }
   }
   await insertRows(tx, c, rows, now);
+  for (const [queue, held] of depth) {
+    if (held !== bounds.get(queue)) await tx.query(c.sql(`UPDATE ${t.queues} SET active_bound = $2::int8 WHERE name = $1::text`), [queue, held]);
+  }
   if (rows.length > 0 && c.notify !== undefined) await tx.query(c.notify);
   return outcomes;
+}
+
+/**
+ * Per queue, the active tasks it holds, or an upper bound of them: the depth cap only needs to
+ * know the batch fits. Each queue row keeps `active_bound`, raised by every enqueue under the
+ * row's lock and never lowered by a task finishing, so it only over-counts; while the bound plus
+ * this batch stays under the cap, no count is needed. Otherwise (or with no bound: a new column,
+ * a redrive) the active tasks are counted and the bound is exact again. So the count, a scan of
+ * the queue's active rows, runs once per `maxDepth − active` enqueues instead of once per batch.
+ */
+async function activeDepths(
+  tx: Queryable,
+  c: EnqueueContext,
+  items: readonly EnqueueItem[],
+  configs: ReadonlyMap<string, ResolvedTaskQueueConfig>,
+  bounds: ReadonlyMap<string, number | null>,
+): Promise<Map<string, number>> {
+  const wanted = new Map<string, number>();
+  for (const item of items) wanted.set(item.queue, (wanted.get(item.queue) ?? 0) + 1);
+  const depth = new Map<string, number>();
+  const counted: string[] = [];
+  for (const [name, config] of configs) {
+    const bound = bounds.get(name) ?? null;
+    if (bound !== null && bound + wanted.get(name)! <= config.maxDepth) depth.set(name, bound);
+    else counted.push(name);
+  }
+  if (counted.length > 0) {
+    const result = await tx.query(
+      c.sql(`SELECT queue, count(*) AS n FROM ${c.tables.tasks} WHERE queue IN (${params(1, counted.length)}) AND state IN ${sqlStates(ACTIVE)} GROUP BY queue`),
+      counted,
+    );
+    for (const name of counted) depth.set(name, 0);
+    for (const row of result.rows) depth.set(String(row.queue), toNumber(row.n));
+  }
+  return depth;
 }
 
 /** The task id a live key names, if any. */

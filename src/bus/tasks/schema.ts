@@ -2,8 +2,9 @@
  * The task queue's tables: beside the stream tables, not stream messages, since priorities, delays,
  * cancel, retry and the dead-letter queue need random access to one task by id and by state.
  *
- * - `<p>_queues`: one row per queue, its resolved config. An enqueue locks its queue's row
- *   (Postgres), so the depth cap holds across instances.
+ * - `<p>_queues`: one row per queue, its resolved config and `active_bound`, an upper bound of its
+ *   active tasks (enqueue-batch.ts). An enqueue locks its queue's row (Postgres), so the depth cap
+ *   holds across instances.
  * - `<p>_tasks`: one row per task, in every state, dead-lettered ones included (a dead letter is a
  *   task in state `dead-lettered` with its reason: get, list and redrive stay one-row operations).
  *   `envelope` is the S7-1 JSON as enqueued; `attempts` is the live count (the envelope's field is
@@ -43,7 +44,7 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
   const int = pg ? 'int8' : 'INTEGER';
   const noRowid = pg ? '' : ' WITHOUT ROWID';
   return [
-    `CREATE TABLE IF NOT EXISTS ${t.queues} (name text PRIMARY KEY, config text NOT NULL, created_at ${int} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${t.queues} (name text PRIMARY KEY, config text NOT NULL, created_at ${int} NOT NULL, active_bound ${int})`,
     `CREATE TABLE IF NOT EXISTS ${t.tasks} (id text PRIMARY KEY, queue text NOT NULL, name text NOT NULL, state text NOT NULL,
       prev_state text, priority ${int} NOT NULL, run_after ${int} NOT NULL, lease_until ${int}, lease_token ${int} NOT NULL DEFAULT 0,
       attempts ${int} NOT NULL, max_retries ${int} NOT NULL, envelope text NOT NULL, history text NOT NULL,
@@ -62,8 +63,8 @@ function ddl(backend: 'sqlite' | 'postgres', t: TaskTables): string[] {
   ];
 }
 
-/** Tables made before tasks kept their return value and progress get the columns (idempotent). */
-async function addValueColumns(tx: Queryable, backend: 'sqlite' | 'postgres', table: string): Promise<void> {
+/** Tables made before a column was added get it (idempotent): the tasks' return value and progress, the queues' active bound. */
+async function addColumns(tx: Queryable, backend: 'sqlite' | 'postgres', table: string, columns: readonly (readonly [name: string, type: string])[]): Promise<void> {
   // Read first: an ALTER, even one with nothing to add, takes an exclusive lock that would wait on
   // (and deadlock with) other instances working on the table. SQLite has no ADD COLUMN IF NOT EXISTS.
   const { rows } = await tx.query(
@@ -72,7 +73,7 @@ async function addValueColumns(tx: Queryable, backend: 'sqlite' | 'postgres', ta
       : `SELECT name FROM pragma_table_info('${table}')`,
   );
   const present = new Set(rows.map((row) => String(row.name)));
-  for (const column of ['result', 'progress']) if (!present.has(column)) await tx.query(`ALTER TABLE ${table} ADD COLUMN ${column} text`);
+  for (const [column, type] of columns) if (!present.has(column)) await tx.query(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
 }
 
 /** Creates the tables if missing; on Postgres under an advisory lock, so two instances opening at once do not race. */
@@ -81,6 +82,7 @@ export async function createTaskTables(db: Database, prefix: string): Promise<vo
   await db.transaction(async (tx) => {
     if (db.backend === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1::text))', [`molo_tasks:${prefix}`]);
     for (const statement of ddl(db.backend, tables)) await tx.query(statement);
-    await addValueColumns(tx, db.backend, tables.tasks);
+    await addColumns(tx, db.backend, tables.tasks, [['result', 'text'], ['progress', 'text']]);
+    await addColumns(tx, db.backend, tables.queues, [['active_bound', db.backend === 'postgres' ? 'int8' : 'INTEGER']]);
   });
 }

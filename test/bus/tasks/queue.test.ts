@@ -162,6 +162,34 @@ for (const backend of TASK_BACKENDS) {
       await queue.close();
     });
 
+    it('the depth cap holds while enqueues skip the count: tasks that finish make room, a redrive takes it back', async () => {
+      const queue = await backend.open();
+      await queue.createQueue('cap', { maxDepth: 4 });
+      const fill = (n: number): Promise<unknown> => Promise.all(Array.from({ length: n }, () => queue.enqueue('cap', { name: 'a' })));
+      const deadLetterAll = async (): Promise<void> => {
+        const leased = await queue.lease('cap', 10);
+        await queue.settle('cap', leased.map((task) => ({ id: task.envelope.id, leaseToken: task.leaseToken, outcome: { kind: 'failed' as const, reason: 'error' as const, permanent: true } })));
+      };
+      await fill(4);
+      await expect(queue.enqueue('cap', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
+      // All four finish: the queue's bound (4) over-counts, so the next enqueue counts, finds 0, and goes in.
+      await deadLetterAll();
+      await fill(1);
+      // Redriven, the four are active again beside the one: the bound (1) is dropped, and the count refuses the next.
+      expect(await queue.redrive('cap')).toBe(4);
+      await expect(queue.enqueue('cap', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
+      expect((await queue.queueInfo('cap')).depth).toBe(5);
+      // The same through a single task's retry.
+      await deadLetterAll();
+      await fill(1);
+      const [dead] = await queue.deadLetters('cap');
+      await queue.retry(dead!.envelope.id);
+      await fill(2);
+      await expect(queue.enqueue('cap', { name: 'a' })).rejects.toBeInstanceOf(TaskQueueDepthExceeded);
+      expect((await queue.queueInfo('cap')).depth).toBe(4);
+      await queue.close();
+    });
+
     it('a payload at the 1 MiB cap goes through; one byte more is refused; a closed queue refuses calls', async () => {
       const queue = await backend.open();
       await queue.createQueue('big');

@@ -96,10 +96,11 @@ for (const backend of TASK_BACKENDS) {
       await queue.close();
     });
 
-    it('a table made before tasks kept values gets the columns when the queue opens', async () => {
+    it('tables made before tasks kept values (and queues their active bound) get the columns when the queue opens', async () => {
       const queue = await backend.open();
       const prefix = queue.tables.tasks.replace(/_tasks$/, '');
       for (const column of ['result', 'progress']) await backend.db.query(`ALTER TABLE ${queue.tables.tasks} DROP COLUMN ${column}`);
+      await backend.db.query(`ALTER TABLE ${queue.tables.queues} DROP COLUMN active_bound`);
       await queue.close();
       const reopened = await backend.open(undefined, { table: prefix });
       await reopened.createQueue('q');
