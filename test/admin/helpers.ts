@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
 import type { ExitReason } from '../../src/actors/index.js';
 import { startNode, type MoloNode, type NodeOptions } from '../../src/admin/index.js';
 import { GenServer } from '../../src/behaviours/index.js';
+import { afterEachTest } from '../support/file-hooks.js';
 import { testSystem } from '../support/systems.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -17,7 +17,7 @@ export interface LoggedEvent {
 const running = new Set<MoloNode>();
 
 // A safety net: a test that failed half-way must not leave an HTTP server listening.
-afterEach(async () => {
+afterEachTest(async () => {
   for (const node of running) await node.stop();
   running.clear();
 });

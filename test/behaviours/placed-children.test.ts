@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { behaviourModule, placementHosts, type Ref } from '../../src/actors/index.js';
 import { GenServer, Supervisor, type ChildSpec } from '../../src/behaviours/index.js';
 import type { Counter } from '../actors/placement/fixtures/counter.js';
-import { counterModule, HOST_PLACEMENTS } from '../actors/placement/support.js';
+import { checkPlacementLeaks, counterModule, HOST_PLACEMENTS } from '../actors/placement/support.js';
 import { eventually, testSystem } from '../support/systems.js';
+
+checkPlacementLeaks();
 
 /** A supervisor keeps children placed in worker threads and child processes alive like local ones. */
 describe.each(HOST_PLACEMENTS)('supervised children placed in a %s', (placement) => {

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { reapChildrenAfterEach } from '../support/reap-children.js';
+import { afterEachTest } from '../support/file-hooks.js';
+import { reapChildren } from '../support/reap-children.js';
 import { projectRoot } from '../support/run-script.js';
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
-const spawned = reapChildrenAfterEach<Child>();
+/** Processes of the current test, killed after it. */
+const spawned = new Set<Child>();
+afterEachTest(() => reapChildren(spawned));
 
 export interface PeerProcess {
   readonly child: Child;

@@ -1,10 +1,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { reapChildrenAfterEach } from '../support/reap-children.js';
+import { afterEachTest } from '../support/file-hooks.js';
+import { reapChildren } from '../support/reap-children.js';
 import { projectRoot } from '../support/run-script.js';
 import { sleep } from '../support/systems.js';
 import { SECRET } from './support.js';
 
-const spawned = reapChildrenAfterEach<ChildProcess>();
+/** Processes of the current test, killed after it. */
+const spawned = new Set<ChildProcess>();
+afterEachTest(() => reapChildren(spawned));
 
 /** A node running the cluster services in its own OS process (test/nodes/fixtures/cluster-node.ts), driven over IPC. */
 export interface ClusterPeer {

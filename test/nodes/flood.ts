@@ -8,7 +8,8 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Node } from '../../src/nodes/index.js';
 import { parseNodeName } from '../../src/nodes/names.js';
-import { reapChildrenAfterEach } from '../support/reap-children.js';
+import { afterEachTest } from '../support/file-hooks.js';
+import { reapChildren } from '../support/reap-children.js';
 import { projectRoot } from '../support/run-script.js';
 import { eventually, sleep } from '../support/systems.js';
 import { testNode } from './support.js';
@@ -28,7 +29,9 @@ export interface Flood {
 }
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
-const spawned = reapChildrenAfterEach<Child>();
+/** Flood processes of the current test, killed after it. */
+const spawned = new Set<Child>();
+afterEachTest(() => reapChildren(spawned));
 
 /** Starts the flood; resolves at its first report. `reopen: false` opens each socket once. */
 export function flood(node: Node, count: number, from: readonly string[] = ATTACKER_ADDRESSES, reopen = true): Promise<Flood> {

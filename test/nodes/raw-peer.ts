@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { pack, unpack } from 'msgpackr';
-import { afterEach } from 'vitest';
 import { encodeFrame } from '../../src/actors/placement/wire.js';
 import type { Frame } from '../../src/actors/placement/frames.js';
 import type { Node } from '../../src/nodes/index.js';
 import { HANDSHAKE_VERSION, initiate, type HandshakeResult } from '../../src/nodes/handshake.js';
 import { parseNodeName } from '../../src/nodes/names.js';
+import { afterEachTest } from '../support/file-hooks.js';
 import { SECRET } from './support.js';
 
 export interface RawPeer {
@@ -25,7 +25,7 @@ export interface RawPeer {
 }
 
 const sockets = new Set<Socket>();
-afterEach(() => {
+afterEachTest(() => {
   for (const socket of sockets) socket.destroy();
   sockets.clear();
 });

@@ -1,11 +1,11 @@
-import { afterEach } from 'vitest';
 import { DownMessage, ExitMessage, type ExitReason, type Ref } from '../../src/actors/index.js';
 import { startNode, type Node, type NodeOptions } from '../../src/nodes/index.js';
+import { afterEachTest } from '../support/file-hooks.js';
 
 export const SECRET = 'molo-test-cluster-secret-0123456789';
 
 const started = new Set<Node>();
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all([...started].map((node) => node.stop()));
   started.clear();
 });

@@ -6,11 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import type { NodeTlsOptions } from '../../src/nodes/index.js';
+import { afterEachFile } from '../support/file-hooks.js';
 
 let dir: string | undefined;
-afterAll(() => {
+afterEachFile(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });

@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 import { hostsExited, placementHosts } from '../../src/actors/index.js';
+import { runAfterFile, runAfterTest, runFileStart } from './file-hooks.js';
 import { liveSystems } from './systems.js';
 
 /**
@@ -9,6 +10,10 @@ import { liveSystems } from './systems.js';
  * - no socket, server, child process or worker thread handle is left open that the test opened
  *   (counted from `process.getActiveResourcesInfo()` against the count before the test).
  * Leftovers fail the test and are then cleaned up, so the next test starts clean.
+ *
+ * This file is evaluated again before every test file, also where files share their fork's module
+ * cache (`isolate: false`): its hooks are every file's. It also runs what helper modules registered
+ * in file-hooks.ts (they are evaluated once per fork, so they cannot register hooks themselves).
  */
 const WATCHED_HANDLES = ['TCPServerWrap', 'TCPSocketWrap', 'ProcessWrap', 'MessagePort'] as const;
 /** Handles close asynchronously (a socket's close callback, a child's exit): give them this long. */
@@ -30,6 +35,9 @@ function handlesAbove(baseline: Map<string, number>): string[] {
   }
   return extra;
 }
+
+// Module state of the helpers imported by earlier files of this fork starts fresh for this one.
+runFileStart();
 
 let baseline = new Map<string, number>();
 
@@ -63,4 +71,23 @@ afterEach(async () => {
   }
   if (open.length > 0) leaks.push(`open handles the test did not close: ${open.join(', ')}`);
   expect(leaks, 'test left resources behind').toEqual([]);
+});
+
+// Registered after the leak check, so run before it (Vitest runs `afterEach` hooks last-registered
+// first): the helpers' cleanups (nodes stopped, sockets destroyed…) come after the test file's own
+// `afterEach` hooks, and before the leak check, as when each helper registered its own hook.
+afterEach(() => runAfterTest());
+
+// After the test file's own `afterAll` hooks: so that nothing reaches the next file of the fork,
+// whatever a failing `afterEach` hook kept from being cleaned up (a fresh process per file used to
+// drop it; that hook reported the failure, so errors here are not reported again); then the
+// helpers' per-file cleanups.
+afterAll(async () => {
+  await runAfterTest().catch(() => undefined);
+  for (const system of liveSystems) {
+    system.shutdown();
+    await hostsExited(system);
+  }
+  liveSystems.clear();
+  await runAfterFile();
 });

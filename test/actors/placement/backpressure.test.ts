@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { MailboxFull, type ActorSystem, type OverflowPolicy, type Ref } from '../../../src/actors/index.js';
 import { placementHub } from '../../../src/actors/placement/hub.js';
 import { sleep } from '../../support/systems.js';
-import { ask, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+
+checkPlacementLeaks();
 
 /**
  * Each host channel has an in-flight budget. A send that does not fit follows the target mailbox's

@@ -3,9 +3,11 @@ import { behaviourModule, CalleeExited, shutdownWith } from '../../../src/actors
 import { GenServer } from '../../../src/behaviours/gen-server.js';
 import { StartFailed } from '../../../src/behaviours/errors.js';
 import type { Counter } from './fixtures/counter.js';
-import { counterModule, HOST_PLACEMENTS, placementSystem } from './support.js';
+import { checkPlacementLeaks, counterModule, HOST_PLACEMENTS, placementSystem } from './support.js';
 import { recorder } from '../helpers.js';
 import { eventually } from '../../support/systems.js';
+
+checkPlacementLeaks();
 
 describe.each(HOST_PLACEMENTS)('a GenServer in a %s', (placement) => {
   it('startPlaced, typed calls, casts and stop', async () => {

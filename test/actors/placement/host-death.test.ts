@@ -4,7 +4,9 @@ import { placementHub } from '../../../src/actors/placement/hub.js';
 import { runScript } from '../../support/run-script.js';
 import { eventually } from '../../support/systems.js';
 import { exitLog, recorder } from '../helpers.js';
-import { ask, killAll, pidAlive, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+import { ask, checkPlacementLeaks, killAll, pidAlive, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+
+checkPlacementLeaks();
 
 /**
  * A host that dies takes its actors with it: what was linked to or monitoring them gets the

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { placementHub } from '../../../src/actors/placement/hub.js';
-import { ask, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 /** A host may be started with a frame cap above the system's, for messages larger than the rest. */
 describe('payloadLimitBytes of a host', () => {

@@ -4,7 +4,9 @@ import { placementHub } from '../../../src/actors/placement/hub.js';
 import { eventually, sleep } from '../../support/systems.js';
 import { recorder } from '../helpers.js';
 import type { HostileRequest } from './fixtures/hostile.js';
-import { ask, HOST_PLACEMENTS, killAll, pidAlive, placementSystem, spawnProbe, spawnTracked, type HostPlacement } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, pidAlive, placementSystem, spawnProbe, spawnTracked, type HostPlacement } from './support.js';
+
+checkPlacementLeaks();
 
 /**
  * The docs promise that a host never crashes the main process. Each attack here comes from a host

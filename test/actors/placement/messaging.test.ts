@@ -8,7 +8,9 @@ import {
 } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
 import { recorder } from '../helpers.js';
-import { ask, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 describe.each(HOST_PLACEMENTS)('messaging across a %s boundary', (placement) => {
   it('send and call reach the placed actor, in order, with values intact', async () => {

@@ -5,8 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { formatReason, parseRef, Ref, type ActorSystem } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
-import { ask, HOST_PLACEMENTS, placementSystem, spawnProbe, type HostPlacement } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, placementSystem, spawnProbe, type HostPlacement } from './support.js';
 import { recordingAgent, type RecordingAgent } from '../../support/recording-agent.js';
+
+checkPlacementLeaks();
 
 type View = (ref: Ref) => Ref;
 const views: [string, View][] = [

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { DownMessage, ExitMessage, shutdownWith, type ExitReason, type Ref } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
 import { exitLog, recorder } from '../helpers.js';
-import { ask, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, placementSystem, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 /** A local actor that records what it handles and traps exits when asked. */
 function localActor(system: ReturnType<typeof placementSystem>, trapExit = false) {

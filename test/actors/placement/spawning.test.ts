@@ -7,7 +7,9 @@ import {
   PlacementFailed,
 } from '../../../src/actors/index.js';
 import { sleep } from '../../support/systems.js';
-import { ask, HOST_PLACEMENTS, killAll, placementSystem, probeModule, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, placementSystem, probeModule, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 describe('spawnPlaced', () => {
   it('loop (the default) runs the module on this system', async () => {

@@ -9,6 +9,7 @@ import {
   type PlacedSpawnOptions,
   type Ref,
 } from '../../../src/actors/index.js';
+import { atFileStart } from '../../support/file-hooks.js';
 import { eventually, testSystem } from '../../support/systems.js';
 import type { ProbeOptions, ProbeRequest } from './fixtures/probe.js';
 
@@ -18,16 +19,30 @@ export const HOST_PLACEMENTS: readonly HostPlacement[] = ['thread', 'process'];
 export const probeModule = new URL('./fixtures/probe.ts', import.meta.url);
 export const counterModule = new URL('./fixtures/counter.ts', import.meta.url);
 
-/** Systems of this file, and every host pid they started (checked dead after each test). */
+/** Systems of the current test, and every host pid they started (checked dead after each test). */
 const systems = new Set<ActorSystem>();
 const hostPids = new Set<number>();
+/** Whether the current test file called `checkPlacementLeaks`. */
+let checking = false;
+// This module is evaluated once per fork when files share its module cache: each file starts
+// without the last one's leftovers (a failed check may have left some), and must ask for the check.
+atFileStart(() => {
+  systems.clear();
+  hostPids.clear();
+  checking = false;
+});
+
+function requireCheck(): void {
+  if (!checking) throw new Error('call checkPlacementLeaks() at the top of the test file, after its imports');
+}
 
 /**
  * A test system for placement. After each test its hosts must have stopped by themselves (every
  * placed actor is gone by then), no child process it started may still run, and no worker thread
- * or child process handle may be left open.
+ * or child process handle may be left open (see `checkPlacementLeaks`, which the file must call).
  */
 export function placementSystem(options: ActorSystemOptions = {}): ActorSystem {
+  requireCheck();
   const system = testSystem({ node: 'placed', ...options });
   systems.add(system);
   return system;
@@ -50,6 +65,7 @@ export async function spawnTracked(
   spec: BehaviourModule,
   options: Omit<PlacedSpawnOptions, 'placement'> = {},
 ): Promise<Ref> {
+  requireCheck();
   const ref = await system.spawnPlaced(spec, { ...options, placement });
   for (const host of placementHosts(system)) if (host.placement === 'process' && host.pid !== undefined) hostPids.add(host.pid);
   return ref;
@@ -85,9 +101,8 @@ const countHandles = (): Map<string, number> => {
   }
   return counts;
 };
-const baseline = countHandles();
 
-function openHostHandles(): string[] {
+function openHostHandles(baseline: ReadonlyMap<string, number>): string[] {
   const open: string[] = [];
   for (const [resource, count] of countHandles()) {
     if (count > (baseline.get(resource) ?? 0)) open.push(`${resource} x${count - (baseline.get(resource) ?? 0)}`);
@@ -95,7 +110,20 @@ function openHostHandles(): string[] {
   return open;
 }
 
-afterEach(async () => {
+/**
+ * The placement leak check, after each test of the calling file: the hosts of every
+ * `placementSystem` must have stopped by themselves, every host process `spawnTracked` saw must
+ * have exited, and no worker thread or child process handle may be open beyond those open now.
+ * Call it at the top of the test file, after its imports (it registers an `afterEach` hook, which
+ * a helper module cannot do for every file that imports it when files share its module cache).
+ */
+export function checkPlacementLeaks(): void {
+  checking = true;
+  const baseline = countHandles();
+  afterEach(() => placementLeaks(baseline));
+}
+
+async function placementLeaks(baseline: ReadonlyMap<string, number>): Promise<void> {
   const problems: string[] = [];
   for (const system of systems) {
     try {
@@ -115,9 +143,9 @@ afterEach(async () => {
   }
   hostPids.clear();
   try {
-    await eventually(() => openHostHandles().length === 0, 10_000, 'host handles to close');
+    await eventually(() => openHostHandles(baseline).length === 0, 10_000, 'host handles to close');
   } catch {
-    problems.push(`open handles: ${openHostHandles().join(', ')}`);
+    problems.push(`open handles: ${openHostHandles(baseline).join(', ')}`);
   }
   expect(problems, 'placement left hosts behind').toEqual([]);
-});
+}

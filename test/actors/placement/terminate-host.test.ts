@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { CalleeExited, DownMessage, placementHosts, placementStats, terminateHost, type Ref } from '../../../src/actors/index.js';
 import { eventually } from '../../support/systems.js';
 import { exitLog } from '../helpers.js';
-import { ask, HOST_PLACEMENTS, killAll, pidAlive, placementSystem, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, HOST_PLACEMENTS, killAll, pidAlive, placementSystem, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 /** Longest gap between ticks of a 5 ms timer on this loop while `during` runs. */
 async function worstTickGap(during: () => Promise<void>): Promise<number> {

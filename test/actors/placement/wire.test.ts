@@ -12,7 +12,9 @@ import {
 import { checkFrame, FrameKind, type Frame } from '../../../src/actors/placement/frames.js';
 import { internRef } from '../../../src/actors/placement/ref-table.js';
 import { decodeFrame, encodeFrame, frameDestination } from '../../../src/actors/placement/wire.js';
-import { ask, placementSystem, spawnProbe } from './support.js';
+import { ask, checkPlacementLeaks, placementSystem, spawnProbe } from './support.js';
+
+checkPlacementLeaks();
 
 const roundTrip = (frame: Frame, limit = 1_048_576): Frame | undefined => decodeFrame(encodeFrame(42, frame, limit));
 

@@ -66,6 +66,8 @@ function sqlCase(name: 'sqlite' | 'postgres'): StreamBackendCase {
       fresh?.drop();
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
       system?.shutdown();
+      // The case outlives its file where files share the module cache: the next file's setup starts from nothing.
+      system = db = dir = fresh = file = undefined;
     },
     open(clock, options = {}) {
       return openStreams(db!, { table: nextPrefix(), ...options, ...(clock === undefined ? {} : { clock }) });

@@ -1,10 +1,10 @@
-import { afterEach } from 'vitest';
 import { createBroker, type Broker, type BrokerOptions, type TopicMessage } from '../../../src/bus/index.js';
+import { afterEachTest } from '../../support/file-hooks.js';
 
 /** Brokers made by the current test; each is closed after it, so no retry timer outlives a test. */
 const liveBrokers = new Set<Broker>();
 
-afterEach(() => {
+afterEachTest(() => {
   for (const broker of liveBrokers) broker.close();
   liveBrokers.clear();
 });

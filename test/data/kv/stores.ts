@@ -49,6 +49,8 @@ function sqlCase(name: 'sqlite' | 'postgres', connect: (system: ActorSystem) => 
     async teardown() {
       await opened?.dispose();
       system?.shutdown();
+      // The case outlives its file where files share the module cache: the next file's setup starts from nothing.
+      system = opened = undefined;
     },
     async open(clock, options = {}) {
       const db = opened!.db;

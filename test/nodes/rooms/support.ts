@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import type { ActorSystem } from '../../../src/actors/index.js';
 import { createPostgresPool, type PostgresDatabase } from '../../../src/data/index.js';
 import { natsBus, nodeBus, postgresBus, postgresPresence, startNode, startRooms, type Bus, type Node, type Rooms, type RoomsOptions } from '../../../src/nodes/index.js';
+import { atFileStart } from '../../support/file-hooks.js';
 import type { FreshDatabase } from '../../support/pg.js';
 import { testSystem } from '../../support/systems.js';
 
@@ -31,8 +32,15 @@ export type BusKind = 'postgres' | 'nats' | 'node';
 let nodeHome: Node | undefined;
 const nodeBusDir = mkdtempSync(join(tmpdir(), 'molo-rooms-node-bus-'));
 let nodeBusFiles = 0;
-/** Per test process: NATS streams of one run never meet another run's. */
-const NATS_PREFIX = `MOLO_T${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+/** Per test file: NATS streams of one file never meet another's (nor another run's). */
+const newNatsPrefix = (): string => `MOLO_T${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+let natsPrefix = newNatsPrefix();
+// Where files share the module cache (one evaluation per fork), each file starts as in a fresh
+// module: a file that failed before stopping its instances leaves the next no home of its own.
+atFileStart(() => {
+  nodeHome = undefined;
+  natsPrefix = newNatsPrefix();
+});
 
 export async function instance(
   fresh: FreshDatabase,
@@ -54,7 +62,7 @@ export async function instance(
     node !== undefined
       ? await nodeBus(node, { members: [home!.name], file: home === node ? join(nodeBusDir, `bus-${nodeBusFiles++}.db`) : undefined, retention, pollIntervalMs: 200, retentionIntervalMs: 0 })
       : busKind === 'nats'
-      ? await natsBus({ prefix: retention === undefined ? NATS_PREFIX : `${NATS_PREFIX}_S`, retention })
+      ? await natsBus({ prefix: retention === undefined ? natsPrefix : `${natsPrefix}_S`, retention })
       : await postgresBus(db, { pollIntervalMs: 200, retentionIntervalMs: 0, retention, table: retention === undefined ? undefined : 'molo_bus_short' });
   let rooms: Rooms;
   try {
@@ -196,14 +204,14 @@ export class Client {
   }
 }
 
-/** Deletes this test process's JetStream streams (the NATS server outlives the run). */
+/** Deletes this test file's JetStream streams (the NATS server outlives the run). */
 export async function dropNatsStreams(): Promise<void> {
   const { connect } = await import('nats');
   const nc = await connect({ servers: '127.0.0.1:4222' });
   try {
     const jsm = await nc.jetstreamManager();
     const names: string[] = [];
-    for await (const name of jsm.streams.names()) if (name.startsWith(NATS_PREFIX)) names.push(name);
+    for await (const name of jsm.streams.names()) if (name.startsWith(natsPrefix)) names.push(name);
     for (const name of names) await jsm.streams.delete(name);
   } finally {
     await nc.close();
