@@ -37,15 +37,7 @@ const ROWS_PER_INSERT = 100;
 
 export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items: readonly EnqueueItem[], now: number): Promise<Outcome<EnqueueResult>[]> {
   const t = c.tables;
-  const queues = [...new Set(items.map((item) => item.queue))];
-  const configs = new Map<string, ResolvedTaskQueueConfig>();
-  const locked = await tx.query(c.sql(`SELECT name, config, active_bound FROM ${t.queues} WHERE name IN (${params(1, queues.length)}) ORDER BY name FOR UPDATE`), queues);
-  const bounds = new Map<string, number | null>();
-  for (const row of locked.rows) {
-    configs.set(String(row.name), JSON.parse(String(row.config)) as ResolvedTaskQueueConfig);
-    bounds.set(String(row.name), row.active_bound === null || row.active_bound === undefined ? null : toNumber(row.active_bound));
-  }
-  const depth = await activeDepths(tx, c, items, configs, bounds);
+  const { configs, depth, stored, counted } = await lockQueues(tx, c, items);
   const outcomes: Outcome<EnqueueResult>[] = [];
   const rows: EnqueueItem[] = [];
   // Read only when an item names a missing queue (a queue deleted since its config was cached): for its "did you mean".
@@ -82,47 +74,67 @@ export async function writeEnqueueBatch(tx: Queryable, c: EnqueueContext, items:
       outcomes.push({ ok: false, error });
     }
   }
-  await insertRows(tx, c, rows, now);
+  // The wake-up goes with the insert (pipelined on the connection): it is delivered at commit anyway.
+  await Promise.all([insertRows(tx, c, rows, now), rows.length > 0 && c.notify !== undefined ? tx.query(c.notify) : undefined]);
   for (const [queue, held] of depth) {
-    if (held !== bounds.get(queue)) await tx.query(c.sql(`UPDATE ${t.queues} SET active_bound = $2::int8 WHERE name = $1::text`), [queue, held]);
+    // The stored bound must cover what the queue now holds; a count makes it exact again.
+    const bound = stored.get(queue) ?? null;
+    if (counted.has(queue) || bound === null || bound < held) await tx.query(c.sql(`UPDATE ${t.queues} SET active_bound = $2::int8 WHERE name = $1::text`), [queue, held]);
   }
-  if (rows.length > 0 && c.notify !== undefined) await tx.query(c.notify);
   return outcomes;
 }
 
 /**
- * Per queue, the active tasks it holds, or an upper bound of them: the depth cap only needs to
- * know the batch fits. Each queue row keeps `active_bound`, raised by every enqueue under the
- * row's lock and never lowered by a task finishing, so it only over-counts; while the bound plus
- * this batch stays under the cap, no count is needed. Otherwise (or with no bound: a new column,
- * a redrive) the active tasks are counted and the bound is exact again. So the count, a scan of
- * the queue's active rows, runs once per `maxDepth − active` enqueues instead of once per batch.
+ * Locks the batch's queue rows and answers, per queue, its config and the active tasks it holds,
+ * or an upper bound of them: the depth cap only needs to know the batch fits. Each queue row keeps
+ * `active_bound`, raised by every enqueue under the row's lock and never lowered by a task
+ * finishing, so it only over-counts; while the bound plus the batch stays under the cap, no count
+ * is needed. Otherwise (or with no bound: a new column, a redrive) the queue's active tasks are
+ * counted, and the bound is made exact again. So the count, a scan of the queue's active rows,
+ * runs once per `maxDepth − active` enqueues instead of once per batch.
+ *
+ * A batch for one queue (the usual group commit) locks, raises the bound by the batch and reads
+ * the config in one statement; its bound then over-counts by the items refused, which is safe.
+ * Several queues are locked in name order first (so concurrent batches never deadlock).
  */
-async function activeDepths(
+async function lockQueues(
   tx: Queryable,
   c: EnqueueContext,
   items: readonly EnqueueItem[],
-  configs: ReadonlyMap<string, ResolvedTaskQueueConfig>,
-  bounds: ReadonlyMap<string, number | null>,
-): Promise<Map<string, number>> {
+): Promise<{ configs: Map<string, ResolvedTaskQueueConfig>; depth: Map<string, number>; stored: Map<string, number | null>; counted: Set<string> }> {
+  const t = c.tables;
   const wanted = new Map<string, number>();
   for (const item of items) wanted.set(item.queue, (wanted.get(item.queue) ?? 0) + 1);
+  const queues = [...wanted.keys()];
+  const raised = queues.length === 1;
+  const locked = raised
+    ? await tx.query(c.sql(`UPDATE ${t.queues} SET active_bound = active_bound + $2::int8 WHERE name = $1::text RETURNING name, config, active_bound`), [queues[0]!, items.length])
+    : await tx.query(c.sql(`SELECT name, config, active_bound FROM ${t.queues} WHERE name IN (${params(1, queues.length)}) ORDER BY name FOR UPDATE`), queues);
+  const configs = new Map<string, ResolvedTaskQueueConfig>();
   const depth = new Map<string, number>();
-  const counted: string[] = [];
-  for (const [name, config] of configs) {
-    const bound = bounds.get(name) ?? null;
-    if (bound !== null && bound + wanted.get(name)! <= config.maxDepth) depth.set(name, bound);
-    else counted.push(name);
+  const stored = new Map<string, number | null>();
+  const counted = new Set<string>();
+  for (const row of locked.rows) {
+    const name = String(row.name);
+    const config = JSON.parse(String(row.config)) as ResolvedTaskQueueConfig;
+    configs.set(name, config);
+    const bound = row.active_bound === null || row.active_bound === undefined ? null : toNumber(row.active_bound);
+    stored.set(name, bound);
+    // The bound before this batch, and whether the batch fits under it.
+    const before = bound === null ? null : raised ? bound - wanted.get(name)! : bound;
+    if (before !== null && before + wanted.get(name)! <= config.maxDepth) depth.set(name, before);
+    else counted.add(name);
   }
-  if (counted.length > 0) {
+  if (counted.size > 0) {
+    const names = [...counted];
     const result = await tx.query(
-      c.sql(`SELECT queue, count(*) AS n FROM ${c.tables.tasks} WHERE queue IN (${params(1, counted.length)}) AND state IN ${sqlStates(ACTIVE)} GROUP BY queue`),
-      counted,
+      c.sql(`SELECT queue, count(*) AS n FROM ${t.tasks} WHERE queue IN (${params(1, names.length)}) AND state IN ${sqlStates(ACTIVE)} GROUP BY queue`),
+      names,
     );
-    for (const name of counted) depth.set(name, 0);
+    for (const name of names) depth.set(name, 0);
     for (const row of result.rows) depth.set(String(row.queue), toNumber(row.n));
   }
-  return depth;
+  return { configs, depth, stored, counted };
 }
 
 /** The task id a live key names, if any. */
