@@ -52,7 +52,10 @@ export class LinkActors {
   }
 
   async #start(link: NodeLink): Promise<void> {
-    this.#supervisor ??= (await Supervisor.whichChildren(this.system, this.services)).find((child) => child.id === NODE_LINKS_ID)?.ref as Ref | undefined;
+    // Found again after a restart of node_links (its ref changes).
+    if (this.#supervisor === undefined || !this.system.isAlive(this.#supervisor)) {
+      this.#supervisor = (await Supervisor.whichChildren(this.system, this.services)).find((child) => child.id === NODE_LINKS_ID)?.ref as Ref | undefined;
+    }
     if (this.#supervisor === undefined || link.isDown) return;
     const id = link.peer;
     await Supervisor.startChild(this.system, this.#supervisor, { id, restart: 'temporary', start: ({ parent }) => this.#spawn(link, parent) });
