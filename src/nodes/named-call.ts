@@ -11,9 +11,10 @@
  * someone else.
  */
 import { CallTimeout } from '../actors/errors.js';
+import { MAX_TIMEOUT_MS } from '../actors/system-options.js';
 import { Ref } from '../actors/ref.js';
 import type { ActorSystem } from '../actors/system.js';
-import { NodeDown } from './errors.js';
+import { InvalidNodeOption, NodeDown } from './errors.js';
 import type { FromPeer } from './peer-attribution.js';
 
 const CALL = '$call';
@@ -29,13 +30,16 @@ export interface NamedCallRoute {
 let lastTag = 0;
 
 export function callByName(system: ActorSystem, node: string, name: string, request: unknown, timeoutMs: number, route: NamedCallRoute): Promise<unknown> {
+  if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+    return Promise.reject(new InvalidNodeOption('timeoutMs', `must be a number of ms ≥ 0 or Infinity, got ${String(timeoutMs)}`));
+  }
   return new Promise<unknown>((resolve, reject) => {
     const tag = ++lastTag;
     let settled = false;
     const finish = (settle: () => void): void => {
       if (settled) return;
       settled = true;
-      system.clock.clearTimer(timer);
+      if (timer !== undefined) system.clock.clearTimer(timer);
       stopListening();
       if (system.isAlive(replyTo)) system.exit(replyTo, 'shutdown');
       settle();
@@ -44,7 +48,8 @@ export function callByName(system: ActorSystem, node: string, name: string, requ
     const replyTo = system.spawn((message: unknown) => {
       if (Array.isArray(message) && message.length === 3 && message[0] === REPLY && message[1] === tag) finish(() => resolve(message[2]));
     });
-    const timer = system.clock.setTimer(() => finish(() => reject(new CallTimeout(`${name}@${node}`, timeoutMs))), timeoutMs);
+    // Infinity (OTP's infinity): no timer; the link going down still ends the call.
+    const timer = Number.isFinite(timeoutMs) ? system.clock.setTimer(() => finish(() => reject(new CallTimeout(`${name}@${node}`, timeoutMs))), Math.min(timeoutMs, MAX_TIMEOUT_MS)) : undefined;
     const stopListening = route.onDown(() => finish(() => reject(new NodeDown(node, `name '${name}'`))));
     route.sendNamed([CALL, replyTo, tag, request]);
   });

@@ -4,9 +4,9 @@
  * `node_links`, whose death takes its link down and whose node dials again. Real nodes over TCP.
  */
 import { describe, expect, it } from 'vitest';
-import type { Ref } from '../../src/actors/index.js';
+import { behaviourModule, type Ref } from '../../src/actors/index.js';
 import { Supervisor } from '../../src/behaviours/index.js';
-import { CLUSTER_SERVICES_NAME, NET_KERNEL_NAME, nodeChild, type DownReason, type Node } from '../../src/nodes/index.js';
+import { CLUSTER_SERVICES_NAME, InvalidNodeOption, NET_KERNEL_NAME, nodeChild, type DownReason, type Node } from '../../src/nodes/index.js';
 import { eventuallyAsync } from '../data/kv/stores.js';
 import { freePort } from '../support/ports.js';
 import { eventually, testSystem } from '../support/systems.js';
@@ -40,6 +40,16 @@ describe('the net kernel under the node supervisor', () => {
     expect(await b.whereis('nothing', a.name)).toBeUndefined();
     expect(b.stats().linksDown).toBe(0);
     expect((await Supervisor.status(a.system, CLUSTER_SERVICES_NAME)).restartsInWindow).toBe(1);
+  });
+
+  it('a remote spawn by name takes an infinite timeout, and refuses a malformed one', async () => {
+    const a = await testNode('nkt_a', { remoteSpawn: true });
+    const b = await testNode('nkt_b');
+    await b.connect(a.name);
+    const counter = behaviourModule(new URL('../actors/placement/fixtures/counter.ts', import.meta.url), 'counter', 5);
+    const spawned = await b.spawn(a.name, counter, { name: 'counted' }, Infinity);
+    expect(spawned?.id).toBe(a.system.whereis('counted')?.id);
+    for (const bad of [-1, Number.NaN]) await expect(b.spawn(a.name, counter, {}, bad)).rejects.toBeInstanceOf(InvalidNodeOption);
   });
 
   it('answers a call by name only to an actor of the link it came on: a peer cannot make it answer a third node', async () => {
