@@ -18,8 +18,9 @@ import type { Logger } from '../telemetry/index.js';
 import { remainingMs, type DataContext } from './context.js';
 import type { DriverConnection, Connector } from './driver.js';
 import type { DatabaseHealth } from './database.js';
-import { AcquireTimeout, ConnectFailed, DbError, InvalidDataConfig, PoolClosed, PoolExhausted } from './errors.js';
+import { AcquireTimeout, InvalidDataConfig, PoolClosed, PoolExhausted, type DbError } from './errors.js';
 import { dataMetrics, type DataMetrics } from './metrics.js';
+import { ConnectAttempts, describe, isPermanent } from './pool-attempts.js';
 import { resolvePoolConfig, type PoolConfig, type ResolvedPoolConfig } from './pool-config.js';
 
 export interface PoolOptions<C extends DriverConnection> {
@@ -95,12 +96,7 @@ export class Pool<C extends DriverConnection> {
   private readonly readyWaiters: ReadyWaiter[] = [];
   private connecting = 0;
   private closed = false;
-  private lastConnectError: unknown = undefined;
-  /** Failed attempts in a row, and the reason the outage's warning named (repeats of it log at debug). */
-  private failedAttempts = 0;
-  private warnedReason: string | undefined = undefined;
-  private reconnectDelay: number;
-  private reconnectTimer: ClockTimer | undefined;
+  private readonly attempts: ConnectAttempts;
   private readonly reaper: ClockInterval;
   private readonly clock: Clock;
 
@@ -111,8 +107,8 @@ export class Pool<C extends DriverConnection> {
     this.onConnect = options.onConnect;
     this.metrics = dataMetrics(options.metrics);
     this.logger = options.logger;
-    this.reconnectDelay = this.config.reconnectInitialMs;
     this.clock = options.clock ?? systemClock;
+    this.attempts = new ConnectAttempts(this.name, this.clock, { initialMs: this.config.reconnectInitialMs, maxMs: this.config.reconnectMaxMs }, this.logger, this.metrics);
     this.reaper = clockInterval(this.clock, this.config.reapIntervalMs, () => this.reap());
   }
 
@@ -145,9 +141,9 @@ export class Pool<C extends DriverConnection> {
   ready(options: ReadyOptions = {}): Promise<void> {
     if (this.closed) return Promise.reject(new PoolClosed());
     if (this.slots.some((slot) => slot.conn.open)) return Promise.resolve();
-    if (isPermanent(this.lastConnectError)) return Promise.reject(this.lastConnectError);
+    if (this.attempts.permanent) return Promise.reject(this.attempts.lastError);
     const untilConnected = options.timeoutMs !== undefined;
-    if (!untilConnected && this.lastConnectError !== undefined) return Promise.reject(this.attemptFailed(this.lastConnectError));
+    if (!untilConnected && this.attempts.lastError !== undefined) return Promise.reject(this.attempts.attemptFailed(this.attempts.lastError));
     const timeoutMs = options.timeoutMs ?? this.config.acquireTimeoutMs;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 300_000) {
       return Promise.reject(new InvalidDataConfig('ready.timeoutMs', `${String(timeoutMs)} is not an integer in 1..300000`));
@@ -251,8 +247,8 @@ export class Pool<C extends DriverConnection> {
       return this.checkout(slot, now, ctx);
     }
     // Nothing open and the last attempt failed for good: waiting cannot help, say why now.
-    if (isPermanent(this.lastConnectError) && !this.slots.some((slot) => slot.conn.open)) {
-      return Promise.reject(this.lastConnectError);
+    if (this.attempts.permanent && !this.slots.some((slot) => slot.conn.open)) {
+      return Promise.reject(this.attempts.lastError);
     }
     this.grow();
     if (this.waiters.length >= this.config.maxWaiters) {
@@ -269,7 +265,7 @@ export class Pool<C extends DriverConnection> {
           const index = this.waiters.indexOf(waiter);
           if (index >= 0) this.waiters.splice(index, 1);
           this.metrics?.poolAcquireTimeouts.inc({ pool: this.name });
-          reject(this.unreachable(timeoutMs) ?? new AcquireTimeout(timeoutMs, { cause: this.lastConnectError }));
+          reject(this.unreachable(timeoutMs) ?? new AcquireTimeout(timeoutMs, { cause: this.attempts.lastError }));
         }, timeoutMs),
       };
       this.waiters.push(waiter);
@@ -279,9 +275,9 @@ export class Pool<C extends DriverConnection> {
   health(): DatabaseHealth {
     let idle = 0;
     for (const slot of this.slots) if (!slot.leased && slot.conn.inFlight === 0) idle++;
-    const failing = this.lastConnectError !== undefined;
+    const failing = this.attempts.lastError !== undefined;
     const healthy = !this.closed && !failing && (this.slots.length > 0 || this.config.min === 0);
-    const reason = this.closed ? 'closed' : failing ? describe(this.lastConnectError) : healthy ? undefined : 'no connection yet';
+    const reason = this.closed ? 'closed' : failing ? describe(this.attempts.lastError) : healthy ? undefined : 'no connection yet';
     return { healthy, reason, connections: this.slots.length, idle, waiting: this.waiters.length };
   }
 
@@ -292,9 +288,7 @@ export class Pool<C extends DriverConnection> {
   reconnect(): void {
     if (this.closed) return;
     for (const slot of [...this.slots]) if (!slot.conn.open) this.drop(slot);
-    if (this.reconnectTimer !== undefined) this.clock.clearTimer(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    this.reconnectDelay = this.config.reconnectInitialMs;
+    this.attempts.reset();
     this.ensure();
   }
 
@@ -303,7 +297,7 @@ export class Pool<C extends DriverConnection> {
     if (this.closed) return;
     this.closed = true;
     this.reaper.cancel();
-    if (this.reconnectTimer !== undefined) this.clock.clearTimer(this.reconnectTimer);
+    this.attempts.cancel();
     for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
       this.clock.clearTimer(waiter.timer);
       waiter.reject(new PoolClosed());
@@ -359,7 +353,7 @@ export class Pool<C extends DriverConnection> {
 
   /** Opens one more connection in the background, when there is room. */
   private grow(): void {
-    if (this.closed || this.reconnectTimer !== undefined) return;
+    if (this.closed || this.attempts.waiting) return;
     if (this.slots.length + this.connecting >= this.config.max) return;
     // One attempt at a time while nothing is waiting: a burst of statements must not open `max` sockets at once.
     if (this.connecting > 0 && this.connecting >= this.waiters.length) return;
@@ -391,13 +385,7 @@ export class Pool<C extends DriverConnection> {
     }
     const slot = new Slot(conn, this.clock.now());
     this.slots.push(slot);
-    if (this.failedAttempts > 0) {
-      this.logger?.info({ event: 'pool.connected', pool: this.name, failedAttempts: this.failedAttempts }, 'pool connected after failed attempts');
-    }
-    this.failedAttempts = 0;
-    this.warnedReason = undefined;
-    this.lastConnectError = undefined;
-    this.reconnectDelay = this.config.reconnectInitialMs;
+    this.attempts.succeeded();
     void conn.ended.then((reason) => {
       if (this.closed) return;
       this.logger?.debug({ event: 'pool.connection_ended', pool: this.name, reason: describe(reason) }, 'pool connection ended');
@@ -411,28 +399,13 @@ export class Pool<C extends DriverConnection> {
     if (this.waiters.length > 0) this.handOff(slot);
   }
 
-  /**
-   * When no connection is open and the last attempt failed: that failure, as the error a caller
-   * who waited `timeoutMs` gets (its code says why, its message says how long we tried).
-   */
+  /** When no connection is open and the last attempt failed: that failure, as the error a caller who waited `timeoutMs` gets. */
   private unreachable(timeoutMs: number): DbError | undefined {
-    const last = this.lastConnectError;
-    if (last === undefined || this.slots.some((slot) => slot.conn.open)) return undefined;
-    const why = describe(last).replace(/^connect failed: /, '');
-    const fields = last instanceof DbError ? { connection: last.connection, sqlstate: last.sqlstate } : {};
-    return new ConnectFailed(`pool ${this.name} has no connection after ${timeoutMs} ms (pool.acquireTimeoutMs); last attempt: ${why}`, { ...fields, cause: last });
-  }
-
-  /** A `ready()` without a timeout of its own, after a failed attempt: that attempt's error, as its cause. */
-  private attemptFailed(error: unknown): ConnectFailed {
-    const why = describe(error).replace(/^connect failed: /, '');
-    const fields = error instanceof DbError ? { connection: error.connection, sqlstate: error.sqlstate } : {};
-    // No word of the retries in the message: a caller that gives up here (a CLI) closes the pool next.
-    return new ConnectFailed(`pool ${this.name} could not connect: ${why}`, { ...fields, cause: error });
+    return this.slots.some((slot) => slot.conn.open) ? undefined : this.attempts.unreachable(timeoutMs);
   }
 
   private connectFailed(error: unknown): void {
-    this.lastConnectError = error;
+    this.attempts.failed(error);
     if (isPermanent(error)) {
       // No retry fixes these: whoever waits for a connection learns why now, not at its timeout.
       for (const waiter of [...this.waiters.splice(0), ...this.readyWaiters.splice(0)]) {
@@ -445,30 +418,15 @@ export class Pool<C extends DriverConnection> {
       for (const waiter of this.readyWaiters.filter((w) => !w.untilConnected)) {
         this.readyWaiters.splice(this.readyWaiters.indexOf(waiter), 1);
         this.clock.clearTimer(waiter.timer);
-        waiter.reject(this.attemptFailed(error));
+        waiter.reject(this.attempts.attemptFailed(error));
       }
     }
-    this.metrics?.poolConnectFailures.inc({ pool: this.name });
-    this.failedAttempts++;
-    // One warning per outage (and per new reason): a server down for an hour must not log an error per
-    // reconnect. The repeats go to debug; the failures counter and health() still count every one.
-    const reason = describe(error);
-    const fields = { event: 'pool.connect_failed', pool: this.name, err: reason, attempt: this.failedAttempts, retryInMs: this.reconnectDelay };
-    if (reason !== this.warnedReason) {
-      this.warnedReason = reason;
-      this.logger?.warn(fields, `pool could not connect; retrying in ${this.reconnectDelay} ms with backoff (up to pool.reconnectMaxMs)`);
-    } else {
-      this.logger?.debug(fields, 'pool could not connect again');
-    }
-    if (this.closed || this.reconnectTimer !== undefined) return;
-    this.reconnectTimer = this.clock.setTimer(() => {
-      this.reconnectTimer = undefined;
+    if (this.closed) return;
+    this.attempts.schedule(() => {
       this.ensure();
       // ensure() opens nothing when the pool is full of live connections; the failure is then over.
-      if (this.connecting === 0) this.lastConnectError = undefined;
-    }, this.reconnectDelay);
-    this.clock.unrefTimer?.(this.reconnectTimer);
-    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.config.reconnectMaxMs);
+      if (this.connecting === 0) this.attempts.lastError = undefined;
+    });
   }
 
   /** Keeps `min` connections, and one per waiter up to `max`. */
@@ -517,13 +475,4 @@ export class Pool<C extends DriverConnection> {
     metrics.poolConnections.set({ pool: this.name, state: 'busy' }, this.slots.length - idle - leased);
     metrics.poolWaiting.set({ pool: this.name }, this.waiters.length);
   }
-}
-
-/** A connect failure no retry can fix soon (credentials, unknown database, configuration): decided by code. */
-function isPermanent(error: unknown): error is DbError {
-  return error instanceof DbError && !error.retryable;
-}
-
-function describe(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }
