@@ -13,13 +13,15 @@ import type { DataContext, Database } from '../../data/index.js';
 import { toNumber } from '../../data/kv/sql-backend.js';
 import { carrierOf, RuntimeTracer } from '../../telemetry/index.js';
 import { resolveConsumerConfig, resolveRetentionCeilings, resolveStreamConfig, type RetentionCeilings } from './config.js';
-import { deleteAcked, insertConsumer, readConsumer, removeConsumer, setDeadline, termOne, writeAcks, type AckItem, type ConsumerEntry } from './consumer-ops.js';
+import { deleteAcked, insertConsumer, readConsumer, removeConsumer, type ConsumerEntry } from './consumer-ops.js';
 import { deliveryStatements, messagesOf, takeDeliveries, type DeliveryStatements, type FetchResult } from './delivery-ops.js';
-import { StreamCapExceeded, StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamSettleStale, StreamStoreClosed } from './errors.js';
+import { StreamConsumerNotFound, StreamInvalidArgument, StreamNotFound, StreamStoreClosed } from './errors.js';
 import { GroupCommit, type Outcome } from './group-commit.js';
 import { checkInteger, checkName, checkSeq, STREAM_LIMITS, STREAM_STORE_DEFAULTS } from './limits.js';
 import { encodeMessage, StoredDelivery, withTraceHeaders, type Settler } from './message.js';
-import { emptyCounts, streamMetrics, type MeteredStreamStore, type StreamCounts } from './metrics.js';
+import { streamMetrics, type MeteredStreamStore, type StreamCounts } from './metrics.js';
+import { StreamSettles } from './settles.js';
+import { consumerKey, StoreGauges, type ConsumerGauge } from './store-gauges.js';
 import { publishStatements, writePublishBatch, type PublishItem, type PublishStatements } from './publish-batch.js';
 import { retainStream, retentionStatements, sweepDedup, type EvictionReason, type RetentionStatements } from './retention-pass.js';
 import { checkPrefix, createTables, dialect, tablesOf, type StreamTables } from './schema.js';
@@ -60,8 +62,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   readonly backend: 'sqlite' | 'postgres';
   readonly name: string;
   readonly tables: StreamTables;
-  readonly counts = new Map<string, StreamCounts>();
-  readonly consumerGauges = new Map<string, { stream: string; consumer: string; lag: number; pending: number }>();
+  readonly #gauges = new StoreGauges();
   readonly #db: Database;
   readonly #options: SqlStreamStoreOptions;
   readonly #clock: Clock;
@@ -72,14 +73,14 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   readonly #delivery: DeliveryStatements;
   readonly #retention: RetentionStatements;
   readonly #publisher: GroupCommit<PublishItem, PublishAck>;
-  readonly #acker: GroupCommit<AckItem, void>;
+  readonly #settles: StreamSettles;
   readonly #life: StoreLifecycle;
   /** How deliveries settle: fenced by their attempt (the store's own methods settle by sequence). */
   readonly #settler: Settler = {
-    ack: (stream, consumer, seq, attempt) => this.#ack(stream, consumer, seq, attempt),
-    nak: (stream, consumer, seq, attempt, delayMs) => this.#nak(stream, consumer, seq, attempt, delayMs),
-    term: (stream, consumer, seq, attempt) => this.#term(stream, consumer, seq, attempt),
-    inProgress: (stream, consumer, seq, attempt) => this.#inProgress(stream, consumer, seq, attempt),
+    ack: (stream, consumer, seq, attempt) => this.#settles.ack(stream, consumer, seq, attempt),
+    nak: (stream, consumer, seq, attempt, delayMs) => this.#settles.nak(stream, consumer, seq, attempt, delayMs),
+    term: (stream, consumer, seq, attempt) => this.#settles.term(stream, consumer, seq, attempt),
+    inProgress: (stream, consumer, seq, attempt) => this.#settles.inProgress(stream, consumer, seq, attempt),
   };
   readonly #tracer = new RuntimeTracer();
   readonly #streams = new Map<string, StreamEntry>();
@@ -87,6 +88,14 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   readonly #retentionBatch: number;
   readonly #pollIntervalMs: number;
   readonly #maxPayloadBytes: number;
+
+  get counts(): ReadonlyMap<string, Readonly<StreamCounts>> {
+    return this.#gauges.counts;
+  }
+
+  get consumerGauges(): ReadonlyMap<string, Readonly<ConsumerGauge>> {
+    return this.#gauges.consumers;
+  }
 
   constructor(db: Database, options: SqlStreamStoreOptions = {}) {
     this.#db = db;
@@ -112,11 +121,16 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
       maxQueued: STREAM_LIMITS.maxPublishQueue,
       capName: 'streams.maxPublishQueue',
     });
-    this.#acker = new GroupCommit({
-      run: (items) => this.#writeAcks(items),
-      maxBatch: 4_096,
-      maxQueued: STREAM_LIMITS.maxAckQueue,
-      capName: 'streams.maxAckQueue',
+    this.#settles = new StreamSettles({
+      store: this.#store,
+      delivery: this.#delivery,
+      gauges: this.#gauges,
+      logger: options.logger,
+      open: () => this.#open(),
+      consumer: (stream, name, ctx) => this.#consumer(stream, name, ctx),
+      now: () => this.#now(),
+      wake: (streamId) => this.#life.wakeup.wake(streamId),
+      emit: (event) => this.#emit(event),
     });
     streamMetrics(options.metrics)?.add(this);
   }
@@ -158,7 +172,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     const deleted = await removeStream(this.#store, name, this.#retentionBatch, ctx);
     this.#streams.delete(name);
     for (const [key, entry] of this.#consumers) if (entry.stream === name) this.#consumers.delete(key);
-    for (const [key, gauge] of this.consumerGauges) if (gauge.stream === name) this.consumerGauges.delete(key);
+    this.#gauges.forgetStream(name);
     return deleted;
   }
 
@@ -212,13 +226,12 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
       const outcome = outcomes[i]!;
       if (!outcome.ok || outcome.value.duplicate) continue;
       const { stream, streamId } = items[i]!;
-      this.#count(stream).published++;
+      this.#gauges.count(stream).published++;
       added.set(stream, (added.get(stream) ?? 0) + 1);
       woken.add(streamId);
     }
     for (const id of woken) this.#life.wakeup.wake(id);
-    // Local consumers fall behind by what was added (other instances' publishes show at their next fetch).
-    for (const gauge of this.consumerGauges.values()) gauge.lag += added.get(gauge.stream) ?? 0;
+    this.#gauges.published(added);
     return outcomes;
   }
 
@@ -270,7 +283,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     }
     const { entry, info } = found;
     this.#consumers.set(consumerKey(stream, name), entry);
-    this.consumerGauges.set(consumerKey(stream, name), { stream, consumer: name, lag: info.lag, pending: info.pending });
+    this.#gauges.measured(stream, name, info.lag, info.pending);
     return info;
   }
 
@@ -287,7 +300,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     const entry = await this.#stream(stream, ctx);
     const deleted = await removeConsumer(this.#store, entry.id, name, ctx);
     this.#consumers.delete(consumerKey(stream, name));
-    this.consumerGauges.delete(consumerKey(stream, name));
+    this.#gauges.forget(stream, name);
     return deleted;
   }
 
@@ -318,8 +331,8 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
         continue;
       }
       // The gauges move with every fetch, not only when consumerInfo looks.
-      this.consumerGauges.set(consumerKey(stream, consumer), { stream, consumer, lag: result.lag, pending: result.pending });
-      const counts = this.#count(stream);
+      this.#gauges.measured(stream, consumer, result.lag, result.pending);
+      const counts = this.#gauges.count(stream);
       for (const { seq, deliveries } of result.exhausted) {
         counts.terminatedMaxDeliver++;
         this.#options.logger?.warn({ event: 'stream.max_deliver', stream, consumer, seq, deliveries }, 'stream message terminated after maxDeliver');
@@ -345,7 +358,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
    * both. Not inside a caller's transaction (`ctx`): its rollback would undo acks already resolved.
    */
   async #take(target: ConsumerEntry, batch: number, now: number, ctx: DataContext | undefined): Promise<FetchResult> {
-    const acks = ctx === undefined ? this.#acker.takeQueued() : undefined;
+    const acks = ctx === undefined ? this.#settles.acker.takeQueued() : undefined;
     if (acks === undefined) return this.#db.transaction((tx) => takeDeliveries(tx, this.#delivery, target, batch, now), { ctx });
     let outcomes: readonly Outcome<void>[];
     let result: FetchResult;
@@ -359,22 +372,29 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
       throw error;
     }
     // The fetch's own gauge is exact after it; other consumers' pending gauges go down here.
-    this.#ackedGauges(acks.items, outcomes, target.consumerId);
+    this.#gauges.acked(acks.items, outcomes, target.consumerId);
     acks.settle(outcomes);
     return result;
   }
 
   ack(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
-    return this.#ack(stream, consumer, seq, undefined, ctx);
+    return this.#settles.ack(stream, consumer, seq, undefined, ctx);
   }
 
-  async ackMany(stream: string, consumer: string, seqs: readonly number[], ctx?: DataContext): Promise<StreamAckManyResult> {
-    this.#open();
-    if (!Array.isArray(seqs)) throw new StreamInvalidArgument('seqs', 'must be an array of sequences');
-    if (seqs.length > STREAM_LIMITS.maxFetchBatch) throw new StreamCapExceeded('streams.maxFetchBatch', STREAM_LIMITS.maxFetchBatch, seqs.length);
-    const settled = await Promise.allSettled(seqs.map((seq) => this.#ack(stream, consumer, seq, undefined, ctx)));
-    const refused = settled.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ seq: seqs[i]!, error: outcome.reason as Error }] : []));
-    return { acked: seqs.length - refused.length, refused };
+  ackMany(stream: string, consumer: string, seqs: readonly number[], ctx?: DataContext): Promise<StreamAckManyResult> {
+    return this.#settles.ackMany(stream, consumer, seqs, ctx);
+  }
+
+  nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
+    return this.#settles.nak(stream, consumer, seq, undefined, delayMs, ctx);
+  }
+
+  inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+    return this.#settles.inProgress(stream, consumer, seq, undefined, ctx);
+  }
+
+  term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
+    return this.#settles.term(stream, consumer, seq, undefined, ctx);
   }
 
   async purge(stream: string, options: StreamPurgeOptions = {}, ctx?: DataContext): Promise<number> {
@@ -390,81 +410,10 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     this.#open();
     const entry = await this.#consumer(stream, consumer, ctx);
     const next = await seekConsumer(this.#store, entry.streamId, entry.consumerId, position, ctx);
-    this.consumerGauges.delete(consumerKey(stream, consumer));
+    this.#gauges.forget(stream, consumer);
     this.#options.logger?.info({ event: 'stream.consumer_seek', stream, consumer, next }, 'stream consumer moved');
     this.#life.wakeup.wake(entry.streamId);
     return next;
-  }
-
-  async #ack(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
-    this.#open();
-    checkSeq(seq);
-    const entry = await this.#consumer(stream, consumer, ctx);
-    await this.#acker.submit({ consumer: entry, seq, attempt }).catch((error: unknown) => this.#refused(error));
-    this.#count(stream).acked++;
-  }
-
-  async #writeAcks(items: readonly AckItem[]): Promise<readonly Outcome<void>[]> {
-    const outcomes = await writeAcks(this.#store, this.#delivery, items);
-    this.#ackedGauges(items, outcomes, undefined);
-    return outcomes;
-  }
-
-  /** Acked deliveries leave the pending gauges at once (but for `except`'s, which its fetch sets). */
-  #ackedGauges(items: readonly AckItem[], outcomes: readonly Outcome<void>[], except: number | undefined): void {
-    if (this.consumerGauges.size === 0) return;
-    for (let i = 0; i < items.length; i++) {
-      const { consumer } = items[i]!;
-      if (outcomes[i]!.ok && consumer.consumerId !== except) this.#settled(consumer.stream, consumer.name);
-    }
-  }
-
-  nak(stream: string, consumer: string, seq: number, delayMs = 0, ctx?: DataContext): Promise<void> {
-    return this.#nak(stream, consumer, seq, undefined, delayMs, ctx);
-  }
-
-  async #nak(stream: string, consumer: string, seq: number, attempt: number | undefined, delayMs = 0, ctx?: DataContext): Promise<void> {
-    this.#open();
-    checkSeq(seq);
-    const delay = checkInteger('delayMs', delayMs, 0, 0, STREAM_LIMITS.maxNakDelayMs, 'streams.maxNakDelayMs');
-    const entry = await this.#consumer(stream, consumer, ctx);
-    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + delay, ctx).catch((error: unknown) => this.#refused(error));
-    this.#count(stream).naked++;
-    if (delay === 0) this.#life.wakeup.wake(entry.streamId);
-  }
-
-  inProgress(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
-    return this.#inProgress(stream, consumer, seq, undefined, ctx);
-  }
-
-  async #inProgress(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
-    this.#open();
-    checkSeq(seq);
-    const entry = await this.#consumer(stream, consumer, ctx);
-    await setDeadline(this.#store, this.#delivery, entry, seq, attempt, this.#now() + entry.ackWaitMs, ctx).catch((error: unknown) => this.#refused(error));
-  }
-
-  term(stream: string, consumer: string, seq: number, ctx?: DataContext): Promise<void> {
-    return this.#term(stream, consumer, seq, undefined, ctx);
-  }
-
-  async #term(stream: string, consumer: string, seq: number, attempt: number | undefined, ctx?: DataContext): Promise<void> {
-    this.#open();
-    checkSeq(seq);
-    const entry = await this.#consumer(stream, consumer, ctx);
-    const deliveries = await termOne(this.#store, this.#delivery, entry, seq, attempt, ctx).catch((error: unknown) => this.#refused(error));
-    this.#count(stream).terminatedTerm++;
-    this.#settled(stream, consumer);
-    this.#emit({ kind: 'terminated', stream, consumer, seq, reason: 'term', deliveries });
-  }
-
-  /** Rethrows a settle's failure; a stale one is counted (and logged) first. */
-  #refused(error: unknown): never {
-    if (error instanceof StreamSettleStale) {
-      this.#count(error.stream).staleSettles++;
-      this.#options.logger?.warn({ event: 'stream.settle_stale', stream: error.stream, consumer: error.consumer, seq: error.seq, attempt: error.attempt, current: error.current }, 'stale stream settle refused');
-    }
-    throw error;
   }
 
   // ---- retention -------------------------------------------------------------------------------
@@ -482,7 +431,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
     for (const [name, entry] of targets) {
       for (const { reason, messages } of await retainStream(this.#db, this.#retention, entry.id, entry.config, now, this.#retentionBatch)) {
         total += messages;
-        this.#count(name)[EVICTED[reason]] += messages;
+        this.#gauges.count(name)[EVICTED[reason]] += messages;
         this.#emit({ kind: 'evicted', stream: name, messages, reason });
       }
     }
@@ -506,7 +455,7 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
   close(): Promise<void> {
     return this.#life.close(async () => {
       await this.#publisher.drain();
-      await this.#acker.drain();
+      await this.#settles.acker.drain();
     });
   }
 
@@ -516,18 +465,6 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
 
   #now(): number {
     return Math.floor(this.#clock.wallNow());
-  }
-
-  #count(stream: string): StreamCounts {
-    let counts = this.counts.get(stream);
-    if (counts === undefined) this.counts.set(stream, (counts = emptyCounts()));
-    return counts;
-  }
-
-  /** One delivery of the consumer acked or termed: its pending gauge goes down at once. */
-  #settled(stream: string, consumer: string): void {
-    const gauge = this.consumerGauges.get(consumerKey(stream, consumer));
-    if (gauge !== undefined && gauge.pending > 0) gauge.pending--;
   }
 
   #emit(event: StreamEvent): void {
@@ -540,7 +477,3 @@ export class SqlStreamStore implements StreamStore, MeteredStreamStore {
 }
 
 const EVICTED: Record<EvictionReason, keyof StreamCounts> = { age: 'evictedAge', bytes: 'evictedBytes', count: 'evictedCount', workqueue: 'evictedWorkqueue' };
-
-function consumerKey(stream: string, consumer: string): string {
-  return `${stream}\u0000${consumer}`;
-}
