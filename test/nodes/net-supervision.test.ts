@@ -73,6 +73,33 @@ describe('the net kernel under the node supervisor', () => {
     await c.system.settle();
     expect(heard).toEqual([]);
   });
+
+  it('drops malformed calls by name without an answer or a crash, and serves the next well-formed one', async () => {
+    const a = await testNode('nkm_a');
+    const b = await testNode('nkm_b');
+    await b.connect(a.name);
+    const kernel = a.system.whereis(NET_KERNEL_NAME)!;
+    const got: unknown[] = [];
+    const mine = b.system.spawn((message) => void got.push(message));
+    const malformed: unknown[] = [
+      null,
+      'x'.repeat(10_000),
+      ['$call'],
+      ['$call', 'not a ref', 1, ['whereis', 'x']],
+      ['$call', mine, 'not a number', ['whereis', 'x']],
+      ['$call', mine, 2, ['whereis', 'x'], 'extra'],
+      ['$call', mine, 3, { deeply: { nested: [1, 2, 3] } }],
+      ['$call', mine, 4, ['spawn', 'file:///etc/passwd', 'x', [], {}]],
+    ];
+    for (const message of malformed) b.sendNamed(NET_KERNEL_NAME, a.name, message);
+    // Answered: an unknown request gets null; a spawn is refused (remoteSpawn is off by default) as an error value.
+    expect(await b.whereis('nothing', a.name)).toBeUndefined();
+    await eventually(() => got.length === 2, 5_000, 'the two well-formed calls answered');
+    expect(got[0]).toEqual(['$reply', 3, null]);
+    expect((got[1] as unknown[]).slice(0, 2)).toEqual(['$reply', 4]);
+    expect(((got[1] as unknown[])[2] as unknown[])[0]).toBe('error');
+    expect(a.system.whereis(NET_KERNEL_NAME)?.id).toBe(kernel.id);
+  });
 });
 
 describe('node links as actors under node_links', () => {
